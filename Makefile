@@ -1,0 +1,50 @@
+# Guess, then check: speculative decoding in NumPy.
+#   make lab      set up, make your working copy in work/ (never overwritten), open JupyterLab
+#   make test     set up, run every test
+#   make release  regenerate the student notebooks in notebooks/ from solutions/
+#   make grade    autograde everything in submitted/, write feedback/ and grades.csv
+#   make check    grade your own work/ copy against the hidden tests (NB=04 for one notebook)
+#   make bench    time the notebooks, the grader and the experiments
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PORT   ?= 8888
+NB     ?=
+export JUPYTER_CONFIG_PATH := $(CURDIR)/grading
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+
+.PHONY: setup lab test release grade check bench work
+
+setup: $(STAMP)
+
+# Reinstall only when the pins change; the stamp records that the venv matches them.
+$(STAMP): requirements.txt pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt
+	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -e .
+	@touch $@
+
+work: setup
+	$(BIN)/python -m grading.workcopy
+
+lab: work
+	$(BIN)/jupyter lab --notebook-dir=work --ServerApp.port=$(PORT) \
+	  --LabApp.news_url=None --LabApp.default_url=/lab/tree/01_branch_prediction/01_branch_prediction.ipynb \
+	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+
+test: setup
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+release: setup
+	$(BIN)/python -m grading.release
+
+grade: setup
+	$(BIN)/python -m grading.grade
+
+check: setup
+	$(BIN)/python -m grading.selfcheck $(NB)
+
+bench: setup
+	$(BIN)/python -m grading.bench

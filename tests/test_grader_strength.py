@@ -1,0 +1,26 @@
+"""The grader's strength, tested: every catalogued wrong answer is caught, every right one passes."""
+import pytest
+
+from grading import catalog
+from grading.mutants import run_variant
+
+ENTRIES = catalog.entries()
+
+
+@pytest.mark.parametrize("aid,func,kind,desc,source", ENTRIES,
+                         ids=[f"{a}-{f}-{k}-{d}" for a, f, k, d, _ in ENTRIES])
+def test_catalog_entry(aid, func, kind, desc, source):
+    failures = run_variant(aid, func, source)
+    if kind == "wrong":
+        assert failures, f"{aid}: the wrong {func} ({desc}) passed every graded test"
+    else:
+        assert not failures, f"{aid}: the correct {func} ({desc}) failed: {failures}"
+
+
+def test_every_exercise_has_wrong_answers():
+    from grading.course import assignments
+    cat = catalog.load()
+    for aid in assignments():
+        assert aid in cat, f"{aid} has no catalog of wrong answers in grading/catalog/"
+        for func, kinds in cat[aid].items():
+            assert kinds.get("wrong"), f"{aid}.{func} lists no wrong answers"

@@ -1,0 +1,78 @@
+"""Every notebook runs, the student copies are what nbgrader makes, and nothing leaks."""
+import re
+import shutil
+
+import nbformat
+import pytest
+from nbclient.exceptions import CellExecutionError
+
+from grading.course import REPO, release_notebook, source_notebook
+from grading.execute import errors, execute
+from grading.release import release
+
+HIDDEN_OR_SOLUTION = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN SOLUTION", "END SOLUTION")
+
+
+def test_source_runs_top_to_bottom(aid):
+    try:
+        execute(source_notebook(aid))
+    except CellExecutionError as err:
+        pytest.fail(f"{aid} (source) raised while running all cells:\n{str(err)[-2000:]}")
+
+
+def test_student_copy_runs_with_only_exercise_errors(aid):
+    nb, _ = execute(release_notebook(aid), allow_errors=True)
+    bad = [e for e in errors(nb) if e[2] != "NotImplementedError"]
+    assert not bad, f"{aid} (student copy): errors other than NotImplementedError: {bad}"
+    unsolved = {e[0] for e in errors(nb)}
+    for i in unsolved:
+        cell = nb.cells[i]
+        tagged = "raises-exception" in cell.metadata.get("tags", [])
+        graded = cell.metadata.get("nbgrader", {}).get("grade") or cell.metadata.get("nbgrader", {}).get("solution")
+        assert tagged or graded, (
+            f"{aid} cell {i} fails until an exercise is solved but is not tagged raises-exception: "
+            "Run All would stop there and leave every figure below it blank")
+
+
+def test_student_copy_has_no_solutions_or_hidden_tests(aid):
+    text = release_notebook(aid).read_text()
+    for marker in HIDDEN_OR_SOLUTION:
+        assert marker not in text, f"{aid} student copy contains {marker!r}"
+    source = nbformat.read(source_notebook(aid), as_version=4)
+    for cell in source.cells:
+        for hidden in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", cell.source, re.S):
+            for line in hidden.splitlines():
+                if len(line.strip()) > 30:
+                    assert line.strip() not in text, f"{aid}: a hidden test line leaked: {line.strip()}"
+
+
+def test_student_copy_is_what_nbgrader_generates_now(aid, tmp_path):
+    shutil.copytree(REPO / "solutions" / aid, tmp_path / "solutions" / aid)
+    release([aid], root=tmp_path)
+    fresh = (tmp_path / "notebooks" / aid / f"{aid}.ipynb").read_bytes()
+    assert fresh == release_notebook(aid).read_bytes(), (
+        f"notebooks/{aid} is stale: run `make release` and commit the result")
+
+
+@pytest.mark.parametrize("kind", ["solutions", "notebooks"])
+def test_committed_notebooks_carry_no_outputs(kind):
+    for path in sorted((REPO / kind).glob("*/*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                assert not cell.outputs and cell.execution_count is None, f"{path} is stored with outputs"
+
+
+def test_source_follows_the_course_anatomy(aid):
+    nb = nbformat.read(source_notebook(aid), as_version=4)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# "), "starts with a title"
+    assert re.search(r"^## .*Break it", text, re.M), "has a break-it section"
+    assert re.search(r"^## Summary", text, re.M), "ends with a summary"
+    assert "widgets." in code or "ipywidgets" in code, "has a widget"
+    solutions = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    assert 3 <= len(solutions) <= 6, f"{aid} has {len(solutions)} graded parts; the spec asks for 3 to 6"
+    for c in nb.cells:
+        if c.cell_type == "code":
+            assert not re.search(r"^\s*[%!]", c.source, re.M), "no magics: cells must run as plain Python"
