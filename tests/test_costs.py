@@ -1,0 +1,77 @@
+"""speclab.costs: the formulas of notebooks 05-06, and the exact Markov-table analysis."""
+import numpy as np
+import pytest
+
+from speclab import costs
+from speclab.tables import draft, target
+
+
+def test_expected_tokens_is_the_geometric_series():
+    assert costs.expected_tokens(1.0, 4) == 5.0
+    assert costs.expected_tokens(0.0, 7) == 1.0
+    assert costs.expected_tokens(0.8, 4) == pytest.approx((1 - 0.8 ** 5) / 0.2)
+    assert round(costs.expected_tokens(0.8, 4), 2) == 3.36  # the seed's explainer: a = 0.8, k = 4
+    a = np.array([0.0, 0.5, 1.0])
+    assert costs.expected_tokens(a, 3) == pytest.approx([1.0, 1.875, 4.0])
+
+
+def test_speedup_and_break_even():
+    assert round(costs.speedup(5.0, 4, 0.1), 3) == 3.571
+    assert round(costs.speedup(3.0009, 5, 0.1), 3) == 2.001
+    assert round(costs.break_even_cost(2.8064, 4), 4) == 0.4516
+    assert costs.speedup(2.8064, 4, costs.break_even_cost(2.8064, 4)) == pytest.approx(1.0)
+
+
+def test_best_k():
+    assert costs.best_k(1.0, 0.0, 9) == 9          # a perfect, free draft: guess as far as allowed
+    assert costs.best_k(0.0, 0.1, 9) == 1          # a junk draft: the least guessing loses least
+    assert costs.best_k(0.7, 0.1, 16) == 4
+    ks = range(1, 17)
+    for a, c in [(0.5, 0.05), (0.9, 0.02), (0.3, 0.3)]:
+        s = [costs.speedup(costs.expected_tokens(a, k), k, c) for k in ks]
+        assert costs.best_k(a, c, 16) == 1 + int(np.argmax(s))
+    k, s = costs.best_speedup(0.7, 0.1, 16)
+    assert (k, round(s, 4)) == (4, round(costs.expected_tokens(0.7, 4) / 1.4, 4))
+
+
+def test_grid_matches_best_speedup():
+    alphas, cs = np.linspace(0, 1, 11), np.array([0.0, 0.1, 0.5, 1.0])
+    grid = costs.best_speedup_grid(alphas, cs, 12)
+    for i, a in enumerate(alphas):
+        for j, c in enumerate(cs):
+            assert grid[i, j] == pytest.approx(costs.best_speedup(a, c, 12)[1])
+
+
+def test_speculation_pays_exactly_when_alpha_exceeds_c():
+    alphas, cs = np.linspace(0.01, 0.99, 25), np.linspace(0.01, 0.99, 25)
+    grid = costs.best_speedup_grid(alphas, cs, 32)
+    for i, a in enumerate(alphas):
+        for j, c in enumerate(cs):
+            if abs(a - c) > 1e-9:
+                assert (grid[i, j] > 1) == (a > c)
+                if a > c:
+                    assert grid[i, j] >= costs.corollary_bound(a, c) - 1e-12
+
+
+def test_markov_analysis():
+    P = target()
+    beta = costs.context_acceptance(P, P)
+    assert beta == pytest.approx(np.ones(6))
+    assert costs.markov_round_stats(P, P, 4) == pytest.approx((1.0, 5.0))
+    Q = draft("middling")
+    alpha = costs.paper_alpha(P, Q)
+    assert 0.70 < alpha < 0.71
+    a1, t1 = costs.markov_round_stats(P, Q, 1)
+    assert t1 == pytest.approx(1 + a1)
+    # the exact answer sits within the seed simulation's noise (k sweep, seed 30)
+    for k, seed_tokens in [(1, 1.7078), (4, 2.7974), (5, 3.0009), (16, 3.3774)]:
+        assert abs(costs.markov_round_stats(P, Q, k)[1] - seed_tokens) < 0.03
+    T = costs.round_transition(P, Q, 4)
+    assert T.sum(axis=1) == pytest.approx(np.ones(6))
+
+
+def test_solve_alpha_inverts_expected_tokens():
+    for a in (0.1, 0.5, 0.9):
+        assert costs.solve_alpha(costs.expected_tokens(a, 4), 4) == pytest.approx(a, abs=1e-9)
+    with pytest.raises(ValueError):
+        costs.solve_alpha(6.0, 4)
