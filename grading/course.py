@@ -27,7 +27,9 @@ def release_notebook(aid, root=REPO):
 
 def nbgrader(*args, root=REPO, check=True, capture=False, timeout=None):
     """Run `nbgrader ARGS` with the course config, in the course root `root`."""
-    env = dict(os.environ, JUPYTER_CONFIG_PATH=str(CONFIG_DIR), SPECLAB_COURSE_ROOT=str(root))
+    # nbgrader shells out to `alembic`, which lives beside this interpreter
+    path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+    env = dict(os.environ, JUPYTER_CONFIG_PATH=str(CONFIG_DIR), SPECLAB_COURSE_ROOT=str(root), PATH=path)
     cmd = [sys.executable, "-m", "nbgrader", *args]
     return subprocess.run(cmd, cwd=root, env=env, check=check, timeout=timeout,
                           capture_output=capture, text=True)

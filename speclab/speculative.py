@@ -141,3 +141,42 @@ def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
 def target_joint(P, ctx):
     """The target's exact joint of its next two tokens: J[a, b] = P[ctx, a] * P[a, b]."""
     return P[ctx][:, None] * P
+
+
+def greedy_rounds(P, Q, ctx, n, k):
+    """Tokens emitted by each verify pass of speculative_greedy (they sum to at least n)."""
+    per_round, made, t = [], 0, ctx
+    while made < n:
+        d, prefix, kept = t, t, 0
+        drafted = []
+        for _ in range(k):
+            d = int(np.argmax(Q[d]))
+            drafted.append(d)
+        for x in drafted:
+            want = int(np.argmax(P[prefix]))
+            kept += 1
+            prefix = want
+            if want != x:
+                break
+        else:
+            kept += 1  # bonus
+            prefix = int(np.argmax(P[prefix]))
+        per_round.append(kept)
+        made, t = made + kept, prefix
+    return per_round
+
+
+def rounds_with_accuracy(accuracy, k, n, rng):
+    """Tokens per verify pass when each drafted token matches the target with probability `accuracy`.
+
+    A round keeps the run of correct guesses, then one token from the target (its correction,
+    or the bonus after k hits): 1 to k + 1 tokens. Rounds continue until n tokens are out.
+    """
+    per_round, made = [], 0
+    while made < n:
+        hits = 0
+        while hits < k and rng.random() < accuracy:
+            hits += 1
+        per_round.append(hits + 1)
+        made += hits + 1
+    return per_round

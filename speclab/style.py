@@ -66,3 +66,22 @@ def paired_bars(ax, series, width=0.8):
     ax.set_ylabel("probability")
     ax.legend()
     return ax
+
+
+def table_heatmap(ax, M, title, cmap="Blues"):
+    """A model table as a heat map, with each row's most likely next token outlined."""
+    M = np.asarray(M)
+    ax.imshow(M, cmap=cmap, vmin=0, vmax=1)
+    for r in range(M.shape[0]):
+        for c in range(M.shape[1]):
+            ax.text(c, r, f"{M[r, c]:.2f}", ha="center", va="center", fontsize=7,
+                    color="white" if M[r, c] > 0.5 else "black")
+        best = int(np.argmax(M[r]))
+        ax.add_patch(plt.Rectangle((best - 0.5, r - 0.5), 1, 1, fill=False, lw=2, ec=COLORS["draft"]))
+    ax.set_xticks(np.arange(len(TOKENS)), list(TOKENS))
+    ax.set_yticks(np.arange(len(TOKENS)), list(TOKENS))
+    ax.set_xlabel("next token")
+    ax.set_ylabel("current token")
+    ax.grid(False)
+    ax.set_title(title)
+    return ax
