@@ -10,6 +10,11 @@ RELEASE = REPO / "notebooks"
 WORK = REPO / "work"
 CONFIG_DIR = REPO / "grading"
 
+# nbgrader's Gradebook shells out to `alembic`, which lives beside this interpreter.
+_BIN = os.path.dirname(sys.executable)
+if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = os.pathsep.join([_BIN, os.environ.get("PATH", "")])
+
 
 def assignments(root=REPO):
     """Assignment ids, in course order: every solutions/<id>/<id>.ipynb."""
@@ -27,9 +32,7 @@ def release_notebook(aid, root=REPO):
 
 def nbgrader(*args, root=REPO, check=True, capture=False, timeout=None):
     """Run `nbgrader ARGS` with the course config, in the course root `root`."""
-    # nbgrader shells out to `alembic`, which lives beside this interpreter
-    path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
-    env = dict(os.environ, JUPYTER_CONFIG_PATH=str(CONFIG_DIR), SPECLAB_COURSE_ROOT=str(root), PATH=path)
+    env = dict(os.environ, JUPYTER_CONFIG_PATH=str(CONFIG_DIR), SPECLAB_COURSE_ROOT=str(root))
     cmd = [sys.executable, "-m", "nbgrader", *args]
     return subprocess.run(cmd, cwd=root, env=env, check=check, timeout=timeout,
                           capture_output=capture, text=True)

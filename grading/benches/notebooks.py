@@ -1,0 +1,34 @@
+"""Per notebook: time to execute the source headless, and autograde time per submission."""
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+from grading.course import REPO, assignments, nbgrader, source_notebook
+from grading.execute import execute
+
+
+def bench():
+    for aid in assignments():
+        _, seconds = execute(source_notebook(aid))
+        yield f"{aid}: execute source notebook", f"{seconds:6.1f} s"
+    for aid in assignments():
+        yield f"{aid}: autograde, per submission (3 submissions)", f"{autograde_seconds(aid, 3):6.1f} s"
+
+
+def autograde_seconds(aid, n):
+    """Release into a scratch course, submit the solved notebook n times, time one autograde run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        shutil.copytree(REPO / "solutions" / aid, root / "solutions" / aid)
+        nbgrader("generate_assignment", aid, "--force", "--log-level=ERROR", root=root)
+        nb = nbformat.read(source_notebook(aid), as_version=4)
+        for i in range(n):
+            folder = root / "submitted" / f"student{i}" / aid
+            folder.mkdir(parents=True)
+            nbformat.write(nb, folder / f"{aid}.ipynb")
+        start = time.perf_counter()
+        nbgrader("autograde", aid, "--force", "--log-level=ERROR", root=root, check=False, capture=True)
+        return (time.perf_counter() - start) / n
