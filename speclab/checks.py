@@ -4,7 +4,10 @@ Tests run in the student's kernel after the student's code, so a solution could
 replace numpy's comparison functions (np.isclose = lambda *a, **k: True). Nothing
 here calls numpy: values are turned into Python floats and compared with operators.
 """
-import math
+# Bound at import, before any student code runs: a later `builtins.float = ...` or
+# `math.fsum = ...` in a solution cell changes nothing here.
+from builtins import AssertionError, float, hasattr, isinstance, len, list, repr, tuple, zip  # noqa: A004
+from math import fsum as _fsum
 
 
 def floats(x):
@@ -67,4 +70,4 @@ def _show(x):
 
 def fsum(x):
     """Exact-as-possible sum of the entries of x."""
-    return math.fsum(floats(x))
+    return _fsum(floats(x))
