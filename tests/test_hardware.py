@@ -1,0 +1,213 @@
+"""speclab.hardware and its data: the figures notebook 07 prints, reproduced and corrected."""
+import importlib
+import json
+import math
+
+import numpy as np
+import pytest
+
+from speclab import hardware as hw
+from speclab.costs import expected_tokens
+
+PARAMS = {"llama-2-7b": 6_738_415_616, "llama-3-70b": 70_553_706_496, "llama-3.2-1b": 1_235_814_400}
+
+
+@pytest.fixture
+def cfg7():
+    return hw.load_model("llama-2-7b")
+
+
+@pytest.fixture
+def deployment():
+    return hw.load_model("llama-3-70b"), hw.load_model("llama-3.2-1b"), hw.accelerator("H100", cards=4)
+
+
+# --- data ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", sorted(hw.MODELS))
+def test_every_model_config_names_its_source_and_has_the_fields_used(key):
+    cfg = hw.load_model(key)
+    assert "huggingface.co/meta-llama/" in cfg["source"] and "config.json" in cfg["source"]
+    for field in ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                  "num_key_value_heads", "vocab_size", "tie_word_embeddings"):
+        assert field in cfg, f"{key} lacks {field}"
+    assert cfg["hidden_size"] % cfg["num_attention_heads"] == 0
+    assert cfg.get("head_dim", hw.head_dim(cfg)) == cfg["hidden_size"] // cfg["num_attention_heads"]
+
+
+def test_configs_are_fresh_copies():
+    hw.load_model("llama-2-7b")["hidden_size"] = 1
+    assert hw.load_model("llama-2-7b")["hidden_size"] == 4096
+
+
+def test_accelerator_specs_are_dense_bf16_with_sources():
+    accs = hw.load_accelerators()
+    assert set(accs) == {"A100", "H100", "H200"}
+    for key, acc in accs.items():
+        assert "datasheet" in acc["source"] and key in acc["source"]
+        assert 1e14 < acc["peak_flops"] < 1.5e15 and 1e12 < acc["bandwidth"] < 1e13
+    assert accs["A100"]["peak_flops"] == 312e12 and accs["H100"]["bandwidth"] == 3.35e12
+    assert accs["H200"]["bandwidth"] == 4.8e12
+
+
+def test_pooled_cards_scale_peak_and_bandwidth_not_the_ridge():
+    one, four = hw.accelerator("H100"), hw.accelerator("H100", cards=4)
+    assert four["peak_flops"] == 4 * one["peak_flops"] and four["bandwidth"] == 4 * one["bandwidth"]
+    assert hw.ridge_flops_per_byte(four) == pytest.approx(hw.ridge_flops_per_byte(one))
+    assert hw.load_accelerators()["H100"]["peak_flops"] == one["peak_flops"]  # the stored spec is unchanged
+
+
+# --- counting --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", sorted(PARAMS))
+def test_parameter_counts_match_the_published_totals(key):
+    assert hw.param_count(hw.load_model(key)) == PARAMS[key]
+
+
+def test_llama2_7b_bytes_exact_and_as_the_seed_rounds_them(cfg7):
+    assert hw.weight_bytes(cfg7) == 13_476_831_232
+    assert hw.weight_bytes(cfg7, bytes_per_param=1) == 6_738_415_616
+    assert round(hw.weight_bytes(cfg7) / 2**30, 2) == 12.55
+    assert round(6.74e9 * 2) == 13_480_000_000 and round(13.48e9 / 2**30, 2) == 12.55
+
+
+def test_tied_head_is_stored_once_but_still_computed():
+    cfg1 = hw.load_model("llama-3.2-1b")
+    untied = dict(cfg1, tie_word_embeddings=False)
+    extra = cfg1["vocab_size"] * cfg1["hidden_size"]
+    assert hw.param_count(untied) - hw.param_count(cfg1) == extra
+    assert hw.forward_macs(untied, 1, 0) == hw.forward_macs(cfg1, 1, 0)
+
+
+def test_second_seed_sizes(deployment):
+    target, draft, _ = deployment
+    assert round(hw.weight_bytes(target) / 1e9) == 141          # "about 140 GB"
+    assert round(hw.weight_bytes(draft) / 1e9, 1) == 2.5         # "about 2.5 GB"
+
+
+def test_seed_mac_count_reproduced_and_what_it_leaves_out(cfg7):
+    assert hw.seed_macs(cfg7, 1, 512) == 5_167_382_528
+    d, f, L, V = 4096, 11008, 32, 32000
+    assert hw.forward_macs(cfg7, 1, 512) - hw.seed_macs(cfg7, 1, 512) == L * d * f + d * V
+    assert hw.forward_macs(cfg7, 1, 512) == 6_741_295_104
+
+
+def test_both_intensity_tables(cfg7):
+    ns = (1, 2, 4, 8, 16)
+    seed = [round(hw.seed_macs(cfg7, n, 512) / 13.48e9, 2) for n in ns]
+    assert seed == [0.38, 0.77, 1.53, 3.07, 6.13]
+    full = [round(hw.intensity(cfg7, n, 512), 2) for n in ns]
+    assert full == [0.50, 1.00, 2.00, 4.00, 8.00]
+
+
+def test_forward_macs_is_linear_in_tokens_and_context(cfg7):
+    assert hw.forward_macs(cfg7, 0, 512) == 0
+    assert hw.forward_macs(cfg7, 5, 100) == 5 * hw.forward_macs(cfg7, 1, 100)
+    per_ctx = hw.forward_macs(cfg7, 1, 1) - hw.forward_macs(cfg7, 1, 0)
+    assert per_ctx == 32 * 2 * 4096
+
+
+def test_kv_cache_bytes_uses_grouped_query_width():
+    t = hw.load_model("llama-3-70b")
+    assert hw.kv_cache_bytes(t, 1) == 2 * 80 * 1024 * 2       # 327,680 bytes per position
+    assert hw.kv_cache_bytes(hw.load_model("llama-2-7b"), 1) == 2 * 32 * 4096 * 2
+
+
+# --- ridges and step times -------------------------------------------------------------
+
+
+def test_ridges_are_flops_per_byte_and_decode_misses_by_150_to_300x(cfg7):
+    ridges = {k: hw.ridge_flops_per_byte(a) for k, a in hw.load_accelerators().items()}
+    assert {k: round(r) for k, r in ridges.items()} == {"A100": 153, "H100": 295, "H200": 206}
+    assert all(100 <= r <= 300 for r in ridges.values())             # the seed's range, in FLOPs
+    assert all(75 <= r / 2 <= 150 for r in ridges.values())          # in MACs per byte
+    one_token = 2 * hw.intensity(cfg7, 1, 512)
+    misses = [r / one_token for r in ridges.values()]
+    assert 150 < min(misses) and max(misses) < 300
+
+
+def test_deployment_step_times_and_speedup(deployment):
+    target, draft, four = deployment
+    plain, d, verify = hw.round_times(target, draft, four, 4, 0)
+    assert plain == pytest.approx(141_107_412_992 / 13.4e12)
+    assert verify == plain                                           # memory-bound: same bytes
+    assert d == pytest.approx(2_471_628_800 / 13.4e12)
+    assert expected_tokens(0.8, 4) == pytest.approx(3.3616)
+    assert hw.speculative_speedup(target, draft, four, 0.8, 4, 0) == pytest.approx(3.3616 * plain / (4 * d + plain))
+
+
+def test_step_time_is_the_max_of_memory_and_compute(deployment):
+    target, _, four = deployment
+    big = hw.step_time(target, four, 5, 0, batch=512)
+    assert big == pytest.approx(2 * 512 * hw.forward_macs(target, 5, 0) / four["peak_flops"])
+    kv = hw.step_time(target, four, 1, 4096, batch=16)
+    assert kv == pytest.approx((hw.weight_bytes(target) + 16 * hw.kv_cache_bytes(target, 4096)) / four["bandwidth"])
+
+
+def test_crossover_batch_weights_only_and_with_the_kv_cache(deployment):
+    target, _, four = deployment
+    b5, b1 = hw.crossover_batch(target, four, 5, 0), hw.crossover_batch(target, four, 1, 0)
+    assert b5 == pytest.approx(59.9385, rel=1e-5) and b1 == pytest.approx(5 * b5)
+    for b, n, ctx in ((b5, 5, 0), (hw.crossover_batch(target, four, 5, 1024), 5, 1024)):
+        mem = (hw.weight_bytes(target) + b * hw.kv_cache_bytes(target, ctx)) / four["bandwidth"]
+        assert mem == pytest.approx(2 * b * hw.forward_macs(target, n, ctx) / four["peak_flops"])
+    assert hw.crossover_batch(target, four, 5, 1024) > b5            # the cache delays it
+    assert hw.crossover_batch(target, four, 1, 4096) == math.inf
+
+
+def test_speculation_turns_slower_past_a_batch_size(deployment):
+    target, draft, four = deployment
+    b = hw.slower_batch(target, draft, four, 0.8, 4, 0)
+    assert b == 198
+    assert hw.speculative_speedup(target, draft, four, 0.8, 4, 0, b) < 1
+    assert hw.speculative_speedup(target, draft, four, 0.8, 4, 0, b - 1) >= 1
+    assert hw.slower_batch(target, draft, four, 0.8, 4, 4096) is None
+
+
+def test_compute_bound_pretence_collapses_speculation(deployment):
+    target, draft, four = deployment
+    s = hw.speculative_speedup(target, draft, four, 0.8, 4, 0, step=hw.compute_bound_step_time)
+    c = hw.forward_macs(draft, 1, 0) / hw.forward_macs(target, 1, 0)
+    assert s == pytest.approx(3.3616 / (5 + 4 * c)) and round(s, 2) == 0.66
+
+
+@pytest.mark.parametrize("a,k", [(0.8, 4), (0.0, 3), (1.0, 2), (0.5, 8)])
+def test_emitted_per_round_reaches_exactly_n(a, k):
+    rounds = hw.emitted_per_round(a, k, 48, seed=0)
+    assert sum(rounds) == 48 and all(1 <= r <= k + 1 for r in rounds)
+    if a == 1.0:
+        assert rounds[:-1] == [k + 1] * (len(rounds) - 1)
+
+
+# --- measuring -------------------------------------------------------------------------
+
+
+def test_time_matmul_small_and_fit():
+    seen = []
+    m = hw.time_matmul(rows=256, cols=256, columns=(1, 4), repeats=2, progress=lambda *a: seen.append(a))
+    assert [s[:3] for s in seen] == [(1, 2, 1), (2, 2, 4)]
+    assert m["weight_bytes"] == 256 * 256 * 4 and list(m["flops"]) == [2 * 256 * 256, 8 * 256 * 256]
+    assert np.all(m["seconds"] > 0)
+    bw, peak = hw.fit_roofline({"columns": np.array([1, 2, 4]), "seconds": np.array([1.0, 1.0, 2.0]),
+                                "weight_bytes": 100.0, "flops": np.array([10.0, 20.0, 40.0])})
+    assert bw == 100.0 and peak == 20.0
+
+
+def test_shipped_gpu_measurement_parses_and_names_its_device(tmp_path):
+    notes, g = hw.load_measured(hw.DATA / "measured" / "h200_bf16_matmul.csv")
+    assert any("H200" in n for n in notes) and any("measured 20" in n for n in notes)
+    assert list(g["n_tokens"][:7]) == [1, 2, 4, 8, 16, 32, 64]
+    assert np.all(g["median_s"] > 0)
+    assert hw.load_measured(tmp_path / "absent.csv") is None
+
+
+def test_gpu_script_imports_without_torch():
+    mod = importlib.import_module("grading.gpu_matmul_check")
+    assert mod.COLUMNS[:7] == [1, 2, 4, 8, 16, 32, 64] and mod.D == 8192
+
+
+def test_data_files_are_valid_json():
+    for path in list((hw.DATA / "models").glob("*.json")) + [hw.DATA / "accelerators.json"]:
+        json.loads(path.read_text())
