@@ -125,6 +125,10 @@ def scan_cell(src, protected, modules, exercises):
     if tree is None:
         return []
     found = []
+    modules = set(modules)
+    for node in ast.walk(tree):  # modules the cell imports itself are modules too
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules |= {(a.asname or a.name).split(".")[0] for a in node.names}
     for node in ast.walk(tree):
         for t in _flatten(_targets(node)):
             root = _root(t)

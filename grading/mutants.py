@@ -75,3 +75,28 @@ def run_variant(aid, func, source):
         except Exception as err:  # a crash is as much a failed test as an assert
             failures.append((cell.metadata.nbgrader.grade_id, f"{type(err).__name__}: {err}"))
     return failures
+
+
+def with_variant(aid, func, source):
+    """The solved source notebook with the solution cell that defines `func` replaced by `source`."""
+    nb = nbformat.read(source_notebook(aid), as_version=4)
+    word = re.compile(rf"^def {re.escape(func)}\b", re.M)
+    cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution") and word.search(c.source)]
+    if len(cells) != 1:
+        raise LookupError(f"{aid}: expected one solution cell defining {func}, found {len(cells)}")
+    cells[0].source = source
+    return nb
+
+
+def failing_in_kernel(nb, folder, timeout=60):
+    """Execute nb in a real kernel (cwd = folder); return the grade_ids of graded cells that raised.
+
+    Use this instead of run_variant for code that tampers with the interpreter itself
+    (builtins, numpy): it must not run inside the test process.
+    """
+    from nbclient import NotebookClient
+
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    return {c.metadata.nbgrader.grade_id for c in graded_cells(nb)
+            if any(o.get("output_type") == "error" for o in c.get("outputs", []))}

@@ -62,7 +62,8 @@ def test_release_submit_grade_feedback(aid, course):
     assert len(target) == 1, f"{aid}: exactly one solution cell must define {func}"
     target[0].source = wrong_src
     submit(course, aid, "onewrong", wrong)
-    failing = {gid for gid, _ in run_variant(aid, func, wrong_src)}
+    failures = run_variant(aid, func, wrong_src)
+    failing = {gid for gid, _ in failures}
     lost = sum(c.metadata.nbgrader.points for c in graded_cells(source)
                if c.metadata.nbgrader.grade_id in failing)
 
@@ -80,6 +81,9 @@ def test_release_submit_grade_feedback(aid, course):
     hidden = re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS",
                         "\n".join(c.source for c in source.cells), re.S)
     assert "BEGIN HIDDEN TESTS" not in text
+    for gid, error in failures:  # the message that teaches reaches the student
+        first = error.split(": ", 1)[-1].splitlines()[0].strip()
+        assert first in text, f"feedback for {gid} does not show its failure message {first!r}"
     for block in hidden:
         for line in block.splitlines():
             if len(line.strip()) > 30:
