@@ -2,6 +2,114 @@
 AID = "05_k_sweep"
 
 CATALOG = {
+    "measure": {
+        "wrong": {
+            "tokens per call counts only the kept drafts (off by one)": '''
+def measure(P, Q, k, rounds, rng, ctx=0):
+    kept = 0
+    t = ctx
+    for _ in range(rounds):
+        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+        kept += len(out) - 1
+        t = out[-1]
+    return kept / (rounds * k), kept / rounds
+''',
+            "counts one token too many per round": '''
+def measure(P, Q, k, rounds, rng, ctx=0):
+    kept = emitted = 0
+    t = ctx
+    for _ in range(rounds):
+        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+        kept += len(out) - 1
+        emitted += len(out) + 1
+        t = out[-1]
+    return kept / (rounds * k), emitted / rounds
+''',
+            "kept drafts counted as len(out)": '''
+def measure(P, Q, k, rounds, rng, ctx=0):
+    kept = emitted = 0
+    t = ctx
+    for _ in range(rounds):
+        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+        kept += len(out)
+        emitted += len(out)
+        t = out[-1]
+    return kept / (rounds * k), emitted / rounds
+''',
+            "accept rate divided by rounds only": '''
+def measure(P, Q, k, rounds, rng, ctx=0):
+    kept = emitted = 0
+    t = ctx
+    for _ in range(rounds):
+        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+        kept += len(out) - 1
+        emitted += len(out)
+        t = out[-1]
+    return kept / rounds, emitted / rounds
+''',
+            "every round restarts from ctx": '''
+def measure(P, Q, k, rounds, rng, ctx=0):
+    kept = emitted = 0
+    for _ in range(rounds):
+        out = verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng)
+        kept += len(out) - 1
+        emitted += len(out)
+    return kept / (rounds * k), emitted / rounds
+''',
+            "continues from the first emitted token": '''
+def measure(P, Q, k, rounds, rng, ctx=0):
+    kept = emitted = 0
+    t = ctx
+    for _ in range(rounds):
+        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+        kept += len(out) - 1
+        emitted += len(out)
+        t = out[0]
+    return kept / (rounds * k), emitted / rounds
+''',
+            "one draft reused for every round": '''
+def measure(P, Q, k, rounds, rng, ctx=0):
+    kept = emitted = 0
+    t = ctx
+    drafted = draft_tokens(Q, t, k, rng)
+    for _ in range(rounds):
+        out = verify_round(P, Q, t, drafted, rng)
+        kept += len(out) - 1
+        emitted += len(out)
+        t = out[-1]
+    return kept / (rounds * k), emitted / rounds
+''',
+        },
+        "right": {
+            "kept = k if len(out) == k + 1 else len(out) - 1": '''
+def measure(P, Q, k, rounds, rng, ctx=0):
+    kept = emitted = 0
+    t = ctx
+    for _ in range(rounds):
+        drafted = draft_tokens(Q, t, k, rng)
+        out = verify_round(P, Q, t, drafted, rng)
+        kept += k if len(out) == k + 1 else len(out) - 1
+        emitted += len(out)
+        t = out[-1]
+    return kept / (rounds * k), emitted / rounds
+''',
+            "lengths collected in a numpy array": '''
+def measure(P, Q, k, rounds, rng, ctx=0):
+    lengths = np.zeros(rounds)
+    t = ctx
+    for r in range(rounds):
+        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+        lengths[r] = len(out)
+        t = out[-1]
+    return float(np.sum(np.minimum(lengths - 1, k)) / (rounds * k)), float(lengths.mean())
+''',
+            "the plain loop from speclab.sweeps": '''
+def measure(P, Q, k, rounds, rng, ctx=0):
+    from speclab import sweeps as _s
+    return _s.measure(P, Q, k, rounds, rng, ctx, fast=False)
+''',
+        },
+    },
     "expected_tokens": {
         "wrong": {
             "exponent k instead of k + 1": '''
@@ -167,114 +275,6 @@ def best_k(a, c, k_max):
     ks = np.arange(1, k_max + 1)
     tokens = np.array([sum(a ** j for j in range(k + 1)) for k in ks])
     return int(ks[np.argmax(tokens / (1 + ks * c))])
-''',
-        },
-    },
-    "measure": {
-        "wrong": {
-            "tokens per call counts only the kept drafts (off by one)": '''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    kept = 0
-    t = ctx
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        kept += len(out) - 1
-        t = out[-1]
-    return kept / (rounds * k), kept / rounds
-''',
-            "counts one token too many per round": '''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    kept = emitted = 0
-    t = ctx
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        kept += len(out) - 1
-        emitted += len(out) + 1
-        t = out[-1]
-    return kept / (rounds * k), emitted / rounds
-''',
-            "kept drafts counted as len(out)": '''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    kept = emitted = 0
-    t = ctx
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        kept += len(out)
-        emitted += len(out)
-        t = out[-1]
-    return kept / (rounds * k), emitted / rounds
-''',
-            "accept rate divided by rounds only": '''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    kept = emitted = 0
-    t = ctx
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        kept += len(out) - 1
-        emitted += len(out)
-        t = out[-1]
-    return kept / rounds, emitted / rounds
-''',
-            "every round restarts from ctx": '''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    kept = emitted = 0
-    for _ in range(rounds):
-        out = verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng)
-        kept += len(out) - 1
-        emitted += len(out)
-    return kept / (rounds * k), emitted / rounds
-''',
-            "continues from the first emitted token": '''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    kept = emitted = 0
-    t = ctx
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        kept += len(out) - 1
-        emitted += len(out)
-        t = out[0]
-    return kept / (rounds * k), emitted / rounds
-''',
-            "one draft reused for every round": '''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    kept = emitted = 0
-    t = ctx
-    drafted = draft_tokens(Q, t, k, rng)
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, drafted, rng)
-        kept += len(out) - 1
-        emitted += len(out)
-        t = out[-1]
-    return kept / (rounds * k), emitted / rounds
-''',
-        },
-        "right": {
-            "kept = k if len(out) == k + 1 else len(out) - 1": '''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    kept = emitted = 0
-    t = ctx
-    for _ in range(rounds):
-        drafted = draft_tokens(Q, t, k, rng)
-        out = verify_round(P, Q, t, drafted, rng)
-        kept += k if len(out) == k + 1 else len(out) - 1
-        emitted += len(out)
-        t = out[-1]
-    return kept / (rounds * k), emitted / rounds
-''',
-            "lengths collected in a numpy array": '''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    lengths = np.zeros(rounds)
-    t = ctx
-    for r in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        lengths[r] = len(out)
-        t = out[-1]
-    return float(np.sum(np.minimum(lengths - 1, k)) / (rounds * k)), float(lengths.mean())
-''',
-            "the plain loop from speclab.sweeps": '''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    from speclab import sweeps as _s
-    return _s.measure(P, Q, k, rounds, rng, ctx, fast=False)
 ''',
         },
     },
