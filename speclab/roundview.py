@@ -87,7 +87,7 @@ def draw_round(ax, trace):
         else:  # "continue": stale drafts emitted after a rejection
             _box(ax, j, 0.0, name(x), COLORS["rejected"], hatch="//")
             ax.text(j, -0.5, "stale draft", ha="center", fontsize=8, color=COLORS["rejected"])
-    ax.set_xlim(-0.7, k + 0.7)
+    ax.set_xlim(-0.7, max(k, 4) + 0.7)
     ax.set_ylim(-0.8, 1.8)
     ax.set_yticks([0, 1], ["emitted", "drafted\nby Q"])
     ax.set_xticks(range(k + 1), [f"pos {i}" for i in range(k + 1)])
