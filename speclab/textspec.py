@@ -18,7 +18,8 @@ after k acceptances one for the bonus token from the target.
     first_two_joint(target, draft, context, k, trials, rng, rule) -> V x V empirical joint
     exact_first_two(target, context) -> V x V exact joint of the target's next two tokens
     tv_bound(J, trials, fail=1e-7) -> a TV threshold a correct sampler exceeds with prob < fail
-    seconds_per_call(model, contexts) -> median seconds of one model call
+    seconds_per_call(model, contexts) -> seconds of one model call (fastest pass)
+    cost_ratio(draft, target, contexts) -> c, the draft's cost per call relative to the target's
 """
 import math
 import time
@@ -181,28 +182,43 @@ def exact_first_two(target, context):
 def tv_bound(J, trials, fail=1e-7):
     """A threshold for TV(empirical joint of `trials` samples, J) that a correct sampler exceeds w.p. < fail.
 
-    E[TV] <= 0.5 * sum sqrt(J (1 - J) / trials) (Jensen, cell by cell), and TV moves by at most
+    Cell by cell E|emp - J| <= min(2 J, sqrt(J (1 - J) / trials)) (the triangle inequality; Jensen),
+    so E[TV] <= 0.5 * sum of those; and TV moves by at most
     1/trials when one sample changes, so McDiarmid gives P(TV > E[TV] + t) <= exp(-2 trials t^2);
     t = sqrt(ln(1/fail) / (2 trials)).
     """
     J = np.asarray(J, dtype=float)
-    mean = 0.5 * float(np.sqrt(J * (1 - J) / trials).sum())
+    mean = 0.5 * float(np.minimum(2 * J, np.sqrt(J * (1 - J) / trials)).sum())
     return mean + math.sqrt(math.log(1 / fail) / (2 * trials))
 
 
-def seconds_per_call(model, contexts, repeat=5):
-    """The fastest of `repeat` passes: mean seconds of one uncached model call over the contexts.
+def seconds_per_call(model, contexts, repeat=7):
+    """The fastest of `repeat` passes: mean CPU seconds of one uncached model call over the contexts.
 
-    The fastest pass is the least disturbed by whatever else the machine is doing.
+    CPU time (time.process_time) leaves out the time this process waits for a busy machine,
+    and the fastest pass is the least disturbed by what else runs.
     """
     call = getattr(model, "uncached", model)
     times = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = time.process_time()
         for c in contexts:
             call(c)
-        times.append((time.perf_counter() - start) / len(contexts))
+        times.append((time.process_time() - start) / len(contexts))
     return float(min(times))
+
+
+def cost_ratio(draft, target, contexts, repeat=9):
+    """c = (seconds per draft call) / (seconds per target call), timed in alternating passes.
+
+    Alternating the two and keeping each one's fastest pass makes the ratio robust to a
+    machine whose load changes while it is measured.
+    """
+    t_draft, t_target = [], []
+    for _ in range(repeat):
+        t_target.append(seconds_per_call(target, contexts, repeat=1))
+        t_draft.append(seconds_per_call(draft, contexts, repeat=1))
+    return min(t_draft) / min(t_target)
 
 
 # --- showing a generation ------------------------------------------------------------------
