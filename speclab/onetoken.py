@@ -1,16 +1,39 @@
-"""Figures for one drafted token (notebooks 02 and 03): p against q, and p rebuilt from its parts.
+"""One drafted token (notebooks 02 and 03): figures of p against q, and p rebuilt from its parts.
 
     from speclab import onetoken
     onetoken.overlap_bars(ax, p, q)                      # p and q side by side, min(p, q) shaded
     onetoken.stacked_parts(ax, p, [("accepted", np.minimum(p, q), "overlap"),
                                    ("from the residual", (1 - a) * r, "residual")])
 
-Plotting only: the rule itself (accept_prob, residual, ...) is what the notebooks teach,
-and its reference versions live in speclab.speculative.
+The rule itself is what the notebooks teach; the reference versions of their exercises live in
+speclab.speculative, plus one here: one_token_distribution (notebook 03's exact output
+distribution), which the graders lend to a later exercise so that each is graded on its own.
 """
 import numpy as np
 
+from .speculative import residual
 from .style import COLORS, token_axis
+
+ONE_TOKEN_RULES = ("correct", "greedy", "no_resample")
+
+
+def one_token_distribution(p, q, rule="correct"):
+    """Exact distribution of the token one speculative step emits under `rule`.
+
+    "correct": keep x with min(1, p/q), else sample the residual (the output is p);
+    "greedy": keep x iff x == argmax(p), else sample the residual;
+    "no_resample": keep x with min(1, p/q), else sample p itself.
+    """
+    if rule not in ONE_TOKEN_RULES:
+        raise ValueError(f"rule must be one of {ONE_TOKEN_RULES}, got {rule!r}")
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    if rule == "greedy":
+        best = int(np.argmax(p))
+        kept = np.where(np.arange(len(p)) == best, q, 0.0)
+    else:
+        kept = np.minimum(p, q)
+    fallback = p if rule == "no_resample" else residual(p, q)
+    return kept + (1.0 - kept.sum()) * fallback
 
 
 def overlap_bars(ax, p, q, labels=("target p", "draft q")):
