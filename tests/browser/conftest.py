@@ -1,0 +1,76 @@
+"""One JupyterLab server on a throwaway copy of the course and one headless Chromium, for the session.
+
+Chromium or Playwright missing is a failure (CI installs both), unless SPECLAB_SKIP_BROWSER=1,
+which turns it into a skip that says what is missing.
+"""
+import os
+
+import pytest
+
+import labdriver as lab_
+
+BROWSER_GROUP = pytest.mark.xdist_group("browser")
+
+
+def pytest_collection_modifyitems(items):
+    # With `pytest -n 2 --dist loadgroup`, every browser test runs on one worker, sharing one server.
+    here = os.path.dirname(__file__)
+    for item in items:
+        if str(item.fspath).startswith(here):
+            item.add_marker(BROWSER_GROUP)
+
+
+@pytest.fixture(scope="session")
+def browser_parts():
+    missing = lab_.missing_browser_parts()
+    if missing:
+        message = "browser tests need " + " and ".join(missing)
+        if os.environ.get("SPECLAB_SKIP_BROWSER") == "1":
+            pytest.skip(message + " (skipped because SPECLAB_SKIP_BROWSER=1)")
+        pytest.fail(message + "; set SPECLAB_SKIP_BROWSER=1 to skip the browser tests instead",
+                    pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def session_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("browser")
+
+
+@pytest.fixture(scope="session")
+def lab(browser_parts, session_dir):
+    """JupyterLab serving a copy of solutions/ and notebooks/; SPECLAB_COURSE_ROOT points nbgrader at it."""
+    root = lab_.copy_course(session_dir / "course")
+    server = lab_.LabServer(root, session_dir)
+    yield server
+    killed = server.stop()
+    assert not killed, f"JupyterLab left processes behind that had to be killed: {killed}"
+
+
+@pytest.fixture(scope="session")
+def browser(browser_parts, session_dir):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        context = lab_.launch_browser(p, session_dir / "chromium-profile")
+        context.set_default_timeout(lab_.RENDER_S * 1000)
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+@pytest.fixture(scope="session")
+def source_runs():
+    """What each source notebook showed, per cell, so its student copy can be compared with it."""
+    return {}
+
+
+@pytest.fixture
+def page(browser, lab):
+    """A fresh tab; closed, and every kernel shut down, after the test."""
+    tab = browser.new_page()
+    try:
+        yield tab
+    finally:
+        tab.close()
+        lab.shutdown_kernels()

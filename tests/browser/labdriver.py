@@ -1,0 +1,551 @@
+"""Drive JupyterLab in headless Chromium: start and stop servers, run notebooks, read what a learner sees.
+
+Used by the browser tests (tests/browser/) and by `make screenshots` (grading/screenshots.py).
+Every process started here is stopped here: a server is shut down through SIGTERM (which makes
+Jupyter shut its kernels down), and any descendant still alive afterwards is killed by pid.
+"""
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("SPECLAB_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage"]
+VIEWPORT = {"width": 1280, "height": 900}
+SCREENSHOTS = Path(os.environ.get("SPECLAB_SCREENSHOTS", REPO / "screenshots"))
+# What the course copy needs: the notebooks, their data; nbgrader's config stays in the repo.
+COURSE_PARTS = ("solutions", "notebooks", "data")
+
+# Seconds. Generous: two shared cores, and a notebook may have one ~10 s experiment cell.
+SERVER_READY_S = 60
+KERNEL_READY_S = 60
+RUN_ALL_S = 240
+RENDER_S = 30
+REDRAW_S = 20
+
+
+class BrowserSetupError(RuntimeError):
+    """Chromium or Playwright is missing: the message says what to install."""
+
+
+def missing_browser_parts():
+    """What is missing to run the browser tests ([] when nothing is)."""
+    missing = []
+    if not os.access(CHROMIUM, os.X_OK):
+        missing.append(f"{CHROMIUM} (apt-get install -y chromium)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        missing.append("the playwright package (pip install -r requirements-browser.txt; "
+                       "never `playwright install`: the system Chromium is used)")
+    return missing
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def copy_course(dest):
+    """A throwaway copy of the course (running notebooks in JupyterLab saves them)."""
+    dest = Path(dest)
+    for part in COURSE_PARTS:
+        if (REPO / part).is_dir():
+            shutil.copytree(REPO / part, dest / part,
+                            ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    return dest
+
+
+# ---------------------------------------------------------------- processes
+
+def _children():
+    """{pid: parent pid} for every process we can see."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(")") + 2:].split()
+            table[int(entry)] = int(fields[1])
+    return table
+
+
+def descendants(pid):
+    """Every live descendant of pid (kernels included: they get their own session, not our group)."""
+    table, found, frontier = _children(), set(), {pid}
+    while frontier:
+        frontier = {c for c, p in table.items() if p in frontier and c not in found}
+        found |= frontier
+    return found
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][:1] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+class Process:
+    """A subprocess in its own process group, whose whole tree is stopped by stop()."""
+
+    def __init__(self, cmd, cwd, env, log):
+        self.cmd, self.log_path = cmd, Path(log)
+        self._log = open(self.log_path, "wb")
+        self.popen = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL, start_new_session=True)
+        self.pid = self.popen.pid
+        self.seen = set()  # every descendant ever seen, so stop() can check each one is gone
+
+    def watch(self):
+        self.seen |= descendants(self.pid)
+
+    def log_tail(self, n=3000):
+        try:
+            return self.log_path.read_text(errors="replace")[-n:]
+        except OSError:
+            return ""
+
+    def stop(self, grace=15):
+        """SIGTERM the group (Jupyter then shuts its kernels down), then kill whatever is left, by pid.
+
+        Returns the pids that had to be killed (ideally none)."""
+        self.watch()
+        if self.popen.poll() is None:
+            try:
+                os.killpg(self.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                self.popen.wait(grace)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.pid, signal.SIGKILL)
+                self.popen.wait(5)
+        deadline = time.monotonic() + grace
+        while any(_alive(p) for p in self.seen) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        killed = [p for p in self.seen if _alive(p)]
+        for p in killed:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self._log.close()
+        return killed
+
+
+def lab_env(course_root):
+    env = dict(os.environ)
+    env.update(JUPYTER_CONFIG_PATH=str(REPO / "grading"), SPECLAB_COURSE_ROOT=str(course_root),
+               MPLBACKEND="module://matplotlib_inline.backend_inline", PYTHONUNBUFFERED="1")
+    env.pop("JUPYTER_TOKEN", None)
+    return env
+
+
+def wait_until_answers(url, proc, timeout=SERVER_READY_S):
+    """Poll url until it answers 200; fail with the server log if the server dies or never answers."""
+    deadline, last = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        if proc.popen.poll() is not None:
+            raise RuntimeError(f"the server exited with {proc.popen.returncode} before answering "
+                               f"{url}:\n{proc.log_tail()}")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as r:
+                if r.status == 200:
+                    return json.loads(r.read() or b"null")
+        except Exception as err:  # not up yet
+            last = err
+        time.sleep(0.3)
+    raise RuntimeError(f"{url} did not answer within {timeout} s ({last}):\n{proc.log_tail()}")
+
+
+class LabServer:
+    """JupyterLab on a course copy, with a random token, reachable only on 127.0.0.1."""
+
+    def __init__(self, root, logdir):
+        self.root = Path(root)
+        self.port, self.token = free_port(), secrets.token_hex(16)
+        self.base = f"http://127.0.0.1:{self.port}"
+        cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
+               f"--port={self.port}", "--ServerApp.port_retries=0",
+               f"--ServerApp.token={self.token}", f"--ServerApp.root_dir={self.root}",
+               "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+               "--LabApp.expose_app_in_browser=True",
+               f"--LabApp.workspaces_dir={Path(logdir) / 'workspaces'}",
+               "--ServerApp.shutdown_no_activity_timeout=1800",
+               "--MappingKernelManager.cull_idle_timeout=0"]
+        if os.geteuid() == 0:
+            cmd.append("--allow-root")
+        self.proc = Process(cmd, cwd=self.root, env=lab_env(self.root), log=Path(logdir) / "jupyterlab.log")
+        wait_until_answers(self.api("status"), self.proc)
+
+    def api(self, path):
+        return f"{self.base}/api/{path}?token={self.token}"
+
+    def url(self, path):
+        sep = "&" if "?" in path else "?"
+        return f"{self.base}/{path.lstrip('/')}{sep}token={self.token}"
+
+    def request(self, method, path):
+        req = urllib.request.Request(self.api(path), method=method)
+        with urllib.request.urlopen(req, timeout=30) as r:
+            body = r.read()
+        return json.loads(body) if body else None
+
+    def shutdown_kernels(self):
+        """Delete every session (and so its kernel): one notebook's kernel never outlives its test."""
+        self.proc.watch()
+        for session in self.request("GET", "sessions") or []:
+            self.request("DELETE", f"sessions/{session['id']}")
+
+    def stop(self):
+        return self.proc.stop()
+
+
+def launch_browser(playwright, profile_dir):
+    """Headless Debian Chromium (never Playwright's own download), with a throwaway profile."""
+    return playwright.chromium.launch_persistent_context(
+        str(profile_dir), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+        viewport=VIEWPORT)
+
+
+# ---------------------------------------------------------------- what the page shows
+
+class Problems:
+    """Everything wrong seen on one page: collected, then reported together."""
+
+    def __init__(self, label):
+        self.label, self.items = label, []
+
+    def add(self, where, what):
+        self.items.append(f"{where}: {what}")
+
+    def __bool__(self):
+        return bool(self.items)
+
+    def report(self):
+        return f"{self.label}:\n  - " + "\n  - ".join(self.items)
+
+
+# Console messages that are not errors of the course: resources a headless, offline lab cannot load.
+BENIGN_CONSOLE = (
+    re.compile(r"Failed to load resource: the server responded with a status of 404"),
+    re.compile(r"favicon"),
+)
+
+
+def watch_page(page, label):
+    """Collect uncaught JavaScript exceptions and console errors of a page."""
+    js = []
+
+    def on_console(msg):
+        if msg.type == "error" and not any(p.search(msg.text) for p in BENIGN_CONSOLE):
+            js.append(f"console error: {msg.text[:500]}")
+
+    page.on("pageerror", lambda err: js.append(f"uncaught JavaScript exception: {str(err)[:500]}"))
+    page.on("console", on_console)
+    return js
+
+
+# JavaScript run in the page. `window.jupyterapp` is there because of --LabApp.expose_app_in_browser.
+JS_PANEL = "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget; " \
+           "return !!(w && w.content && w.content.model && w.sessionContext && w.sessionContext.session " \
+           "&& w.sessionContext.session.kernel && w.sessionContext.session.kernel.status === 'idle'); }"
+
+JS_RUN_ALL = """async () => {
+  const app = window.jupyterapp, panel = app.shell.currentWidget;
+  await panel.sessionContext.ready;
+  const ok = await app.commands.execute('notebook:run-all-cells');
+  return ok === undefined ? null : !!ok;
+}"""
+
+# Per code cell: its model outputs (what the kernel sent) and what the DOM shows for them.
+JS_CELLS = """() => {
+  const panel = window.jupyterapp.shell.currentWidget, out = [];
+  panel.content.widgets.forEach((cell, index) => {
+    const m = cell.model;
+    if (m.type !== 'code') return;
+    const node = cell.node, outputs = [];
+    for (let i = 0; i < m.outputs.length; i++) outputs.push(m.outputs.get(i).toJSON());
+    const imgs = [...node.querySelectorAll('.jp-OutputArea-output img')];
+    const widgetErrors = [...node.querySelectorAll('.jupyter-widgets-error-widget, .jp-RenderedText.jupyter-widgets-error')]
+      .map(e => e.innerText.slice(0, 300));
+    const interacts = [...node.querySelectorAll('.widget-interact')].map(w => ({
+      images: [...w.querySelectorAll('img')].filter(i => i.complete && i.naturalWidth > 0).length,
+      stderr: [...w.querySelectorAll('[data-mime-type="application/vnd.jupyter.stderr"]')].map(e => e.innerText.slice(-600)),
+      controls: w.querySelectorAll('.widget-slider, .widget-dropdown, .widget-button, .widget-toggle-button').length,
+    }));
+    const widgetViews = outputs.filter(o => o.data && o.data['application/vnd.jupyter.widget-view+json']).length;
+    const rendered = [...node.querySelectorAll('.jp-OutputArea-output > .jupyter-widgets, .jp-OutputArea-output .lm-Widget.jupyter-widgets, .jp-OutputArea-output .jupyter-widgets')].length;
+    const loading = [...node.querySelectorAll('.jp-OutputArea-output')].some(e => /Loading widget|Error displaying widget/.test(e.innerText));
+    out.push({index, id: m.id, source: m.sharedModel.getSource(), tags: m.getMetadata('tags') || [],
+              executionCount: m.executionCount, outputs,
+              imagesShown: imgs.filter(i => i.complete && i.naturalWidth > 0).length,
+              imagesBroken: imgs.filter(i => !(i.complete && i.naturalWidth > 0)).length,
+              widgetViews, widgetsRendered: rendered, widgetLoadingOrError: loading, widgetErrors, interacts});
+  });
+  return out;
+}"""
+
+
+def first_line(source):
+    for line in source.splitlines():
+        if line.strip():
+            return line.strip()[:80]
+    return "(empty)"
+
+
+def cell_name(cell):
+    return f"cell {cell['index']} [{first_line(cell['source'])}]"
+
+
+def error_of(output):
+    """(ename, evalue) of a kernel error output, or None."""
+    if output.get("output_type") == "error":
+        return output.get("ename", "?"), output.get("evalue", "")
+    return None
+
+
+TRACEBACK_NAME = re.compile(r"^(\w*(?:Error|Exception|Interrupt|Exit))\b", re.M)
+# A top-level matplotlib call: this cell must show a figure (a `def` draws only when called).
+MAKES_FIGURE = re.compile(r"^(?:\w+\s*,\s*\w+\s*=\s*)?(?:fig\w*\s*,\s*\w+\s*=\s*)?plt\.(subplots|figure|show)\(", re.M)
+
+
+def widget_error_names(stderr_texts):
+    """Exception names in the stderr a widget's Output shows (an exception in its update function)."""
+    names = []
+    for text in stderr_texts:
+        found = TRACEBACK_NAME.findall(text)
+        if found or "Traceback" in text:
+            names.append(found[-1] if found else "Traceback")
+    return names
+
+
+# ---------------------------------------------------------------- a notebook in the lab
+
+def open_notebook(page, server, relpath):
+    """Open relpath in a clean workspace and wait until its kernel is idle."""
+    page.goto(server.url(f"lab/tree/{relpath}") + "&reset")
+    page.wait_for_selector(".jp-Notebook", timeout=KERNEL_READY_S * 1000)
+    page.wait_for_function(JS_PANEL, timeout=KERNEL_READY_S * 1000)
+
+
+def run_all(page):
+    """Run > Run All Cells, as a learner would; returns when the last cell that runs is done."""
+    page.evaluate(JS_RUN_ALL)
+    page.wait_for_function(JS_PANEL, timeout=RUN_ALL_S * 1000)
+
+
+def _settled(cells):
+    for cell in cells:
+        if cell["widgetViews"] and (not cell["widgetsRendered"] or cell["widgetLoadingOrError"]):
+            return False
+        for w in cell["interacts"]:
+            if not w["images"] and not w["stderr"]:
+                return False
+    return True
+
+
+def read_cells(page, timeout=RENDER_S):
+    """The code cells as the page shows them, once every widget has drawn (or the timeout passed)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        cells = page.evaluate(JS_CELLS)
+        if _settled(cells) or time.monotonic() > deadline:
+            return cells
+        time.sleep(0.5)
+
+
+def check_cells(cells, student, problems, source_cells=None):
+    """Every failure of what a learner sees after Run All, by cell, into problems."""
+    allowed = {"NotImplementedError"} if student else set()
+    stopped = None
+    for cell in cells:
+        where = cell_name(cell)
+        if cell["executionCount"] is None:
+            if stopped is None:
+                stopped = cell
+            continue
+        errors = [e for e in map(error_of, cell["outputs"]) if e]
+        for ename, evalue in errors:
+            if ename not in allowed:
+                problems.add(where, f"Python error {ename}: {evalue[:300]}")
+        if cell["imagesBroken"]:
+            problems.add(where, f"{cell['imagesBroken']} figure image(s) failed to load")
+        pngs = sum(1 for o in cell["outputs"] if "image/png" in (o.get("data") or {}))
+        if cell["imagesShown"] < pngs:
+            problems.add(where, f"the kernel sent {pngs} figure(s) but the page shows {cell['imagesShown']}")
+        if not errors and not cell["imagesShown"] and MAKES_FIGURE.search(cell["source"]):
+            problems.add(where, "draws a matplotlib figure but no figure appears")
+        if cell["widgetViews"] and (not cell["widgetsRendered"] or cell["widgetLoadingOrError"]):
+            problems.add(where, f"{cell['widgetViews']} widget(s) sent by the kernel did not render "
+                                f"(\"Loading widget...\" or \"Error displaying widget\")")
+        for text in cell["widgetErrors"]:
+            problems.add(where, f"widget error shown: {text}")
+        for n, w in enumerate(cell["interacts"]):
+            names = widget_error_names(w["stderr"])
+            bad = [x for x in names if x not in allowed]
+            if bad:
+                tail = " | ".join(w["stderr"])[-400:]
+                problems.add(where, f"widget {n}: its update function raised {', '.join(bad)}: {tail}")
+            elif not names and not w["images"]:
+                problems.add(where, f"widget {n} rendered its controls but no figure")
+            if not w["controls"]:
+                problems.add(where, f"widget {n} shows no slider, dropdown or button")
+        if source_cells and student and not errors:
+            src = source_cells.get(cell["index"])
+            if src and (cell["imagesShown"] < src["imagesShown"] or cell["widgetViews"] < src["widgetViews"]):
+                problems.add(where, f"shows {cell['imagesShown']} figure(s) and {cell['widgetViews']} widget(s);"
+                                    f" the source notebook's cell shows {src['imagesShown']} and {src['widgetViews']}")
+    if stopped is not None:
+        ran = [c for c in cells if c["executionCount"] is not None]
+        last = max(ran, key=lambda c: c["executionCount"]) if ran else None
+        failing = f"{cell_name(last)} raised " + ", ".join(
+            e[0] for e in map(error_of, last["outputs"]) if e) if last else "nothing ran"
+        never = sum(1 for c in cells if c["executionCount"] is None)
+        problems.add("Run All", f"stopped early: {failing}; {never} code cell(s) from {cell_name(stopped)} on "
+                                f"never ran, so every widget and figure below stays blank (a cell that fails "
+                                f"until an exercise is solved must be tagged raises-exception)")
+    return cells
+
+
+# The controls, in the order a "main widget" is picked and moved.
+MOVABLE = (".widget-slider", ".widget-dropdown", ".widget-button")
+
+
+def main_widget(page):
+    """The notebook's first interactive widget that shows a figure (else the first one), or None."""
+    widgets = page.locator(".jp-Notebook .widget-interact")
+    first = None
+    for i in range(widgets.count()):
+        w = widgets.nth(i)
+        if not any(w.locator(sel).count() for sel in MOVABLE):
+            continue
+        first = first or w
+        if w.locator("img").count():
+            return w
+    return first
+
+
+def _figure_src(widget):
+    imgs = widget.locator("img")
+    return imgs.first.get_attribute("src") if imgs.count() else None
+
+
+def _state(widget):
+    return widget.evaluate("""w => [...w.querySelectorAll('.widget-readout, select')]
+                                      .map(e => e.value !== undefined && e.tagName === 'SELECT' ? e.value : e.innerText)
+                                      .join(' | ')""")
+
+
+def move_main_widget(page, problems, student):
+    """Move the main widget's first slider one step (or pick another dropdown option, or press its
+    button), and check its figure is redrawn with no error. Returns the widget's locator (or None)."""
+    widget = main_widget(page)
+    if widget is None:
+        problems.add("main widget", "the notebook shows no interactive widget with a slider, dropdown or button")
+        return None
+    widget.scroll_into_view_if_needed()
+    before_src, before = _figure_src(widget), _state(widget)
+    if widget.locator(".widget-slider").count():
+        slider = widget.locator(".widget-slider").first
+        label = slider.locator(".widget-label").first.inner_text().strip()
+        handle = slider.locator(".noUi-handle").first
+        handle.focus()
+        handle.press("ArrowRight")
+        if _state(widget) == before:  # at its maximum: step left instead
+            handle.press("ArrowLeft")
+            handle.press("ArrowLeft")
+        action = f"slider {label!r}"
+    elif widget.locator(".widget-dropdown select").count():
+        select = widget.locator(".widget-dropdown select").first
+        options = select.locator("option").all_inner_texts()
+        current = select.evaluate("s => s.options[s.selectedIndex].text")
+        other = next((o for o in options if o != current), current)
+        select.select_option(label=other)
+        action = f"dropdown: {current!r} -> {other!r}"
+    else:
+        widget.locator(".widget-button").first.click()
+        action = "button"
+    after = _state(widget)
+    if widget.locator(".widget-slider").count() and after == before:
+        problems.add("main widget", f"moving {action} with the arrow keys did not change its value ({before})")
+        return widget
+    deadline = time.monotonic() + REDRAW_S
+    while time.monotonic() < deadline:
+        src = _figure_src(widget)
+        stderr = widget.locator('[data-mime-type="application/vnd.jupyter.stderr"]').all_inner_texts()
+        if src and src != before_src:
+            break
+        if stderr:
+            break
+        time.sleep(0.25)
+    stderr = widget.locator('[data-mime-type="application/vnd.jupyter.stderr"]').all_inner_texts()
+    names = widget_error_names(stderr)
+    bad = [n for n in names if not (student and n == "NotImplementedError")]
+    if bad:
+        problems.add("main widget", f"after moving {action} ({before} -> {after}) its update raised "
+                                    f"{', '.join(bad)}: {' | '.join(stderr)[-400:]}")
+    elif before_src is None and not names:
+        problems.add("main widget", f"showed no figure before moving {action}")
+    elif before_src is not None and (src is None or src == before_src):
+        problems.add("main widget", f"moved {action} ({before} -> {after}); the figure did not change "
+                                    f"within {REDRAW_S} s")
+    return widget
+
+
+def screenshot(page, widget, name):
+    """The main widget's cell, else the window, as SCREENSHOTS/name.png."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    target = widget.locator("xpath=ancestor::div[contains(@class, 'jp-Cell')][1]") if widget else None
+    if target is not None and target.count():
+        target.first.screenshot(path=str(path))
+    else:
+        page.screenshot(path=str(path))
+    return path
+
+
+def validate(page, problems, expect_failures):
+    """Press nbgrader's Validate button and read its report."""
+    button = page.locator(".validate-button")
+    if not button.count():
+        problems.add("Validate", "nbgrader's Validate button is not in the notebook toolbar")
+        return None
+    button.first.click()
+    dialog = page.locator(".jp-Dialog").filter(has_text="Validation")
+    try:
+        dialog.first.wait_for(timeout=RUN_ALL_S * 1000)
+    except Exception:
+        problems.add("Validate", f"no validation report within {RUN_ALL_S} s of pressing Validate")
+        return None
+    body = dialog.first.locator(".jp-Dialog-body")
+    text = body.inner_text()
+    classes = body.evaluate("b => [...b.querySelectorAll('*')].map(e => e.className).join(' ') + ' ' + b.className")
+    outcome = next((k for k in ("validation-failed", "validation-success", "validation-changed",
+                                "validation-passed", "validation-type-error", "validation-missing-exception")
+                    if k in classes), None)
+    if outcome is None:
+        problems.add("Validate", f"the report is not a validation result: {text[:400]}")
+    elif expect_failures and outcome != "validation-failed":
+        problems.add("Validate", f"a fresh student copy should fail its visible tests, but the report is "
+                                 f"{outcome}: {text[:300]}")
+    elif not expect_failures and outcome != "validation-success":
+        problems.add("Validate", f"the report is {outcome}: {text[:300]}")
+    page.keyboard.press("Escape")
+    return text

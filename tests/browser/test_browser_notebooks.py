@@ -1,0 +1,45 @@
+"""Every notebook in JupyterLab, in Chromium, as a learner meets it: Run All, then look.
+
+For each assignment, the source notebook (solutions/) and the student copy (notebooks/):
+every cell runs, every widget renders and draws its figure, every figure appears, no JavaScript
+error, no Python error (in the student copy: only the NotImplementedError of unsolved
+exercises); the main widget's slider is moved and its figure must change; a screenshot of the
+widget is saved in screenshots/. The student copy's Validate button must run and report.
+"""
+import pytest
+
+import labdriver as lab_
+from grading.course import assignments
+
+COPIES = {"source": "solutions", "student": "notebooks"}
+
+
+@pytest.mark.parametrize("copy", list(COPIES))
+@pytest.mark.parametrize("aid", assignments())
+def test_notebook_in_jupyterlab(aid, copy, lab, page, source_runs):
+    student = copy == "student"
+    relpath = f"{COPIES[copy]}/{aid}/{aid}.ipynb"
+    if not (lab.root / relpath).is_file():
+        pytest.fail(f"{relpath} does not exist (student copies: `make release`)", pytrace=False)
+    problems = lab_.Problems(f"{aid} ({copy} copy, {relpath}) in JupyterLab")
+    js_errors = lab_.watch_page(page, relpath)
+    try:
+        lab_.open_notebook(page, lab, relpath)
+        lab_.run_all(page)
+        cells = lab_.read_cells(page)
+        lab_.check_cells(cells, student, problems,
+                         source_cells=source_runs.get(aid) if student else None)
+        if not student:
+            source_runs[aid] = {c["index"]: c for c in cells}
+        widget = lab_.move_main_widget(page, problems, student)
+        lab_.screenshot(page, widget, f"{aid}-{copy}")
+        if student:
+            lab_.validate(page, problems, expect_failures=True)
+    except Exception as err:  # a timeout or a page that never came up: say where it was
+        problems.add("driver", f"{type(err).__name__}: {str(err)[:800]}")
+    for text in js_errors:
+        problems.add("browser", text)
+    if problems:
+        lab_.SCREENSHOTS.joinpath("failures").mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(lab_.SCREENSHOTS / "failures" / f"{aid}-{copy}.png"), full_page=True)
+        pytest.fail(problems.report() + f"\n(window: screenshots/failures/{aid}-{copy}.png)", pytrace=False)
