@@ -240,7 +240,7 @@ def emitted_per_round(a, k, n, seed=0):
 # --- measuring this machine ----------------------------------------------------------
 
 
-def time_matmul(rows=8192, cols=8192, columns=(1, 2, 4, 8, 16), repeats=5, progress=None, dtype=np.float32):
+def time_matmul(rows=4096, cols=8192, columns=(1, 2, 4, 8, 16), repeats=5, progress=None, dtype=np.float32):
     """Time W @ X for a rows x cols weight matrix W and X with each number of token columns.
 
     A warm-up product first, then the median of `repeats` timed products per column count.
