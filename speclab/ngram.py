@@ -107,7 +107,8 @@ class NGram:
     """A character model of order `order`: model(context) is the length-V next-token distribution.
 
     Built from token ids, or from tables already counted (tables[:order] are used). Calls are
-    memoised on the last order-1 tokens, which are all the model looks at.
+    memoised on the last order-1 tokens, which are all the model looks at; each call returns
+    its own copy.
     """
 
     def __init__(self, ids=None, order=3, V=None, tables=None):
@@ -127,7 +128,7 @@ class NGram:
             if len(self._cache) > 200_000:
                 self._cache.clear()
             self._cache[key] = p
-        return p
+        return p.copy()  # a caller that edits its p must not edit the memo
 
     def uncached(self, context):
         """The same distribution without the memo (for timing one real call)."""

@@ -1,0 +1,578 @@
+"""Answers the 08_real_text grader must judge: plausible mistakes, and correct variants."""
+
+AID = "08_real_text"
+
+CATALOG = {
+    "next_counts": {
+        "wrong": {
+            "vectors sized by the text's own alphabet (max id + 1), not the shared V": """
+def next_counts(ids, m, V):
+    ids = [int(t) for t in ids]
+    V = max(ids) + 1
+    table = {}
+    for i in range(m, len(ids)):
+        table.setdefault(tuple(ids[i - m:i]), np.zeros(V))[ids[i]] += 1
+    return table
+""",
+            "the context includes the token it should predict": """
+def next_counts(ids, m, V):
+    ids = [int(t) for t in ids]
+    table = {}
+    for i in range(m, len(ids)):
+        table.setdefault(tuple(ids[i - m + 1:i + 1]), np.zeros(V))[ids[i]] += 1
+    return table
+""",
+            "skips the last position": """
+def next_counts(ids, m, V):
+    ids = [int(t) for t in ids]
+    table = {}
+    for i in range(m, len(ids) - 1):
+        table.setdefault(tuple(ids[i - m:i]), np.zeros(V))[ids[i]] += 1
+    return table
+""",
+            "starts at position 0 with shortened contexts": """
+def next_counts(ids, m, V):
+    ids = [int(t) for t in ids]
+    table = {}
+    for i in range(len(ids)):
+        table.setdefault(tuple(ids[max(0, i - m):i]), np.zeros(V))[ids[i]] += 1
+    return table
+""",
+            "the context is shifted one token back": """
+def next_counts(ids, m, V):
+    ids = [int(t) for t in ids]
+    table = {}
+    for i in range(m + 1, len(ids)):
+        table.setdefault(tuple(ids[i - m - 1:i - 1]), np.zeros(V))[ids[i]] += 1
+    return table
+""",
+            "normalised to probabilities instead of counts": """
+def next_counts(ids, m, V):
+    ids = [int(t) for t in ids]
+    table = {}
+    for i in range(m, len(ids)):
+        table.setdefault(tuple(ids[i - m:i]), np.zeros(V))[ids[i]] += 1
+    return {key: vec / vec.sum() for key, vec in table.items()}
+""",
+            "string keys instead of tuples": """
+def next_counts(ids, m, V):
+    ids = [int(t) for t in ids]
+    table = {}
+    for i in range(m, len(ids)):
+        table.setdefault(str(ids[i - m:i]), np.zeros(V))[ids[i]] += 1
+    return table
+""",
+        },
+        "right": {
+            "a plain loop with setdefault": """
+def next_counts(ids, m, V):
+    table = {}
+    for i in range(m, len(ids)):
+        table.setdefault(tuple(int(t) for t in ids[i - m:i]), np.zeros(V))[int(ids[i])] += 1
+    return table
+""",
+            "defaultdict with integer counts": """
+from collections import defaultdict
+def next_counts(ids, m, V):
+    ids = list(ids)
+    table = defaultdict(lambda: np.zeros(V, dtype=int))
+    for i in range(m, len(ids)):
+        table[tuple(ids[i - m:i])][ids[i]] += 1
+    return dict(table)
+""",
+            "the vectorised reference": """
+def next_counts(ids, m, V):
+    return ngram.next_counts(ids, m, V)
+""",
+            "Counter of (context, next) pairs, then vectors": """
+from collections import Counter
+def next_counts(ids, m, V):
+    ids = [int(t) for t in ids]
+    pairs = Counter((tuple(ids[i - m:i]), ids[i]) for i in range(m, len(ids)))
+    table = {}
+    for (ctx, x), n in pairs.items():
+        table.setdefault(ctx, np.zeros(V))[x] = n
+    return table
+""",
+        },
+    },
+    "ngram_dist": {
+        "wrong": {
+            "no smoothing: the longest seen context's counts, normalised (zeros)": """
+def ngram_dist(tables, context, V):
+    p = np.full(V, 1.0 / V)
+    n = len(context)
+    for m, table in enumerate(tables):
+        key = tuple(int(t) for t in context[n - m:]) if m else ()
+        if m <= n and key in table:
+            p = table[key] / table[key].sum()
+    return p
+""",
+            "context[-m:] for every m (m = 0 takes the whole context)": """
+def ngram_dist(tables, context, V):
+    p = np.full(V, 1.0 / V)
+    for m, table in enumerate(tables):
+        c = table.get(tuple(int(t) for t in context[-m:]))
+        if c is None or m > len(context):
+            continue
+        N, T = c.sum(), np.count_nonzero(c)
+        p = (c + T * p) / (N + T)
+    return p
+""",
+            "the first m tokens of the context instead of the last m": """
+def ngram_dist(tables, context, V):
+    p = np.full(V, 1.0 / V)
+    for m, table in enumerate(tables):
+        if m > len(context):
+            break
+        c = table.get(tuple(int(t) for t in context[:m]))
+        if c is None:
+            continue
+        N, T = c.sum(), np.count_nonzero(c)
+        p = (c + T * p) / (N + T)
+    return p
+""",
+            "an unseen context resets to uniform": """
+def ngram_dist(tables, context, V):
+    p = np.full(V, 1.0 / V)
+    n = len(context)
+    for m, table in enumerate(tables):
+        c = table.get(tuple(int(t) for t in context[n - m:]) if m else ()) if m <= n else None
+        if c is None:
+            p = np.full(V, 1.0 / V)
+            continue
+        N, T = c.sum(), np.count_nonzero(c)
+        p = (c + T * p) / (N + T)
+    return p
+""",
+            "a fixed weight of 1 instead of T": """
+def ngram_dist(tables, context, V):
+    p = np.full(V, 1.0 / V)
+    n = len(context)
+    for m, table in enumerate(tables):
+        c = table.get(tuple(int(t) for t in context[n - m:]) if m else ()) if m <= n else None
+        if c is None:
+            continue
+        p = (c + p) / (c.sum() + 1)
+    return p
+""",
+            "T is the total count N": """
+def ngram_dist(tables, context, V):
+    p = np.full(V, 1.0 / V)
+    n = len(context)
+    for m, table in enumerate(tables):
+        c = table.get(tuple(int(t) for t in context[n - m:]) if m else ()) if m <= n else None
+        if c is None:
+            continue
+        N = c.sum()
+        p = (c + N * p) / (2 * N)
+    return p
+""",
+            "add-one on the longest seen context only": """
+def ngram_dist(tables, context, V):
+    n = len(context)
+    for m in range(len(tables) - 1, -1, -1):
+        c = tables[m].get(tuple(int(t) for t in context[n - m:]) if m else ()) if m <= n else None
+        if c is not None:
+            return (c + 1) / (c.sum() + V)
+    return np.full(V, 1.0 / V)
+""",
+            "not normalised: T * p added without dividing by N + T": """
+def ngram_dist(tables, context, V):
+    p = np.full(V, 1.0 / V)
+    n = len(context)
+    for m, table in enumerate(tables):
+        c = table.get(tuple(int(t) for t in context[n - m:]) if m else ()) if m <= n else None
+        if c is None:
+            continue
+        p = c / c.sum() + np.count_nonzero(c) * p / c.sum()
+    return p
+""",
+        },
+        "right": {
+            "stop at the first unseen context (a longer one cannot have been seen)": """
+def ngram_dist(tables, context, V):
+    p = np.full(V, 1.0 / V)
+    n = len(context)
+    for m, table in enumerate(tables):
+        key = tuple(context[n - m:]) if m else ()
+        if m > n or key not in table:
+            break
+        c = table[key]
+        T = (c > 0).sum()
+        p = (c + T * p) / (c.sum() + T)
+    return p
+""",
+            "recursion from the top order down": """
+def ngram_dist(tables, context, V):
+    def rec(m):
+        if m < 0:
+            return np.ones(V) / V
+        lower = rec(m - 1)
+        if m > len(context):
+            return lower
+        c = tables[m].get(tuple(list(context)[len(context) - m:]))
+        if c is None:
+            return lower
+        T = np.count_nonzero(c)
+        return (c + T * lower) / (c.sum() + T)
+    return rec(len(tables) - 1)
+""",
+            "the reference": """
+def ngram_dist(tables, context, V):
+    return ngram.ngram_dist(tables, list(context), V)
+""",
+        },
+    },
+    "verify_context_round": {
+        "wrong": {
+            "greedy: accept iff x is the target's argmax": """
+def verify_context_round(target, draft, context, drafted, rng):
+    prefix, out = list(context), []
+    for x in drafted:
+        p, q = target(prefix), draft(prefix)
+        if x == int(np.argmax(p)):
+            out.append(int(x)); prefix.append(int(x)); continue
+        out.append(sample_from(residual(p, q), rng.random()))
+        return out
+    out.append(sample_from(target(prefix), rng.random()))
+    return out
+""",
+            "p/q inverted": """
+def verify_context_round(target, draft, context, drafted, rng):
+    prefix, out = list(context), []
+    for x in drafted:
+        p, q = target(prefix), draft(prefix)
+        if rng.random() < q[x] / p[x]:
+            out.append(int(x)); prefix.append(int(x)); continue
+        out.append(sample_from(residual(p, q), rng.random()))
+        return out
+    out.append(sample_from(target(prefix), rng.random()))
+    return out
+""",
+            "resamples from p instead of the residual": """
+def verify_context_round(target, draft, context, drafted, rng):
+    prefix, out = list(context), []
+    for x in drafted:
+        p, q = target(prefix), draft(prefix)
+        if rng.random() < p[x] / q[x]:
+            out.append(int(x)); prefix.append(int(x)); continue
+        out.append(sample_from(p, rng.random()))
+        return out
+    out.append(sample_from(target(prefix), rng.random()))
+    return out
+""",
+            "keeps the remaining drafts after a rejection": """
+def verify_context_round(target, draft, context, drafted, rng):
+    prefix, out = list(context), []
+    for i, x in enumerate(drafted):
+        p, q = target(prefix), draft(prefix)
+        if rng.random() < p[x] / q[x]:
+            out.append(int(x)); prefix.append(int(x)); continue
+        out.append(sample_from(residual(p, q), rng.random()))
+        return out + [int(d) for d in drafted[i + 1:]]
+    out.append(sample_from(target(prefix), rng.random()))
+    return out
+""",
+            "no bonus token": """
+def verify_context_round(target, draft, context, drafted, rng):
+    prefix, out = list(context), []
+    for x in drafted:
+        p, q = target(prefix), draft(prefix)
+        if rng.random() < p[x] / q[x]:
+            out.append(int(x)); prefix.append(int(x)); continue
+        out.append(sample_from(residual(p, q), rng.random()))
+        return out
+    return out
+""",
+            "bonus token drawn from the draft": """
+def verify_context_round(target, draft, context, drafted, rng):
+    prefix, out = list(context), []
+    for x in drafted:
+        p, q = target(prefix), draft(prefix)
+        if rng.random() < p[x] / q[x]:
+            out.append(int(x)); prefix.append(int(x)); continue
+        out.append(sample_from(residual(p, q), rng.random()))
+        return out
+    out.append(sample_from(draft(prefix), rng.random()))
+    return out
+""",
+            "bonus token from target(context), before the drafts": """
+def verify_context_round(target, draft, context, drafted, rng):
+    prefix, out = list(context), []
+    for x in drafted:
+        p, q = target(prefix), draft(prefix)
+        if rng.random() < p[x] / q[x]:
+            out.append(int(x)); prefix.append(int(x)); continue
+        out.append(sample_from(residual(p, q), rng.random()))
+        return out
+    out.append(sample_from(target(list(context)), rng.random()))
+    return out
+""",
+            "every draft judged on the original context (the prefix never grows)": """
+def verify_context_round(target, draft, context, drafted, rng):
+    out = []
+    p, q = target(list(context)), draft(list(context))
+    for x in drafted:
+        if rng.random() < p[x] / q[x]:
+            out.append(int(x)); continue
+        out.append(sample_from(residual(p, q), rng.random()))
+        return out
+    out.append(sample_from(target(list(context) + list(drafted)), rng.random()))
+    return out
+""",
+            "draft i judged on the prefix that already includes it": """
+def verify_context_round(target, draft, context, drafted, rng):
+    prefix, out = list(context), []
+    for x in drafted:
+        p, q = target(prefix + [x]), draft(prefix + [x])
+        if rng.random() < p[x] / q[x]:
+            out.append(int(x)); prefix.append(int(x)); continue
+        out.append(sample_from(residual(p, q), rng.random()))
+        return out
+    out.append(sample_from(target(prefix), rng.random()))
+    return out
+""",
+            "residual not renormalised": """
+def verify_context_round(target, draft, context, drafted, rng):
+    prefix, out = list(context), []
+    for x in drafted:
+        p, q = target(prefix), draft(prefix)
+        if rng.random() < p[x] / q[x]:
+            out.append(int(x)); prefix.append(int(x)); continue
+        out.append(sample_from(np.maximum(p - q, 0), rng.random()))
+        return out
+    out.append(sample_from(target(prefix), rng.random()))
+    return out
+""",
+            "the accept test's uniform reused for the residual sample": """
+def verify_context_round(target, draft, context, drafted, rng):
+    prefix, out = list(context), []
+    for x in drafted:
+        p, q = target(prefix), draft(prefix)
+        u = rng.random()
+        if u < p[x] / q[x]:
+            out.append(int(x)); prefix.append(int(x)); continue
+        out.append(sample_from(residual(p, q), u))
+        return out
+    out.append(sample_from(target(prefix), rng.random()))
+    return out
+""",
+        },
+        "right": {
+            "u <= p/q": """
+def verify_context_round(target, draft, context, drafted, rng):
+    prefix, out = list(context), []
+    for x in drafted:
+        p, q = target(prefix), draft(prefix)
+        if rng.random() <= p[x] / q[x]:
+            out.append(int(x)); prefix.append(int(x)); continue
+        out.append(sample_from(residual(p, q), rng.random()))
+        return out
+    out.append(sample_from(target(prefix), rng.random()))
+    return out
+""",
+            "u * q[x] < p[x], prefixes built by slicing": """
+def verify_context_round(target, draft, context, drafted, rng):
+    out = []
+    for i, x in enumerate(drafted):
+        prefix = list(context) + list(drafted[:i])
+        p, q = target(prefix), draft(prefix)
+        if rng.random() * q[x] < p[x]:
+            out.append(x)
+        else:
+            out.append(sample_from(residual(p, q), rng.random()))
+            return out
+    out.append(sample_from(target(list(context) + list(drafted)), rng.random()))
+    return out
+""",
+            "u < min(1, p/q), residual written out": """
+def verify_context_round(target, draft, context, drafted, rng):
+    prefix, out = list(context), []
+    for x in drafted:
+        p, q = np.asarray(target(prefix)), np.asarray(draft(prefix))
+        if rng.random() < min(1.0, p[x] / q[x]):
+            out.append(int(x)); prefix = prefix + [int(x)]; continue
+        r = np.clip(p - q, 0, None)
+        out.append(sample_from(r / r.sum() if r.sum() > 0 else p, rng.random()))
+        return out
+    out.append(sample_from(target(prefix), rng.random()))
+    return out
+""",
+            "the reference": """
+def verify_context_round(target, draft, context, drafted, rng):
+    return textspec.verify_round(target, draft, context, drafted, rng)
+""",
+        },
+    },
+    "round_stats": {
+        "wrong": {
+            "acceptance counts every emitted token": """
+def round_stats(emitted, k, c):
+    t = sum(emitted) / len(emitted)
+    return sum(emitted) / (len(emitted) * k), t, t / (1 + k * c)
+""",
+            "tokens per call miscounted by one (the target's own token left out)": """
+def round_stats(emitted, k, c):
+    acc = sum(e - 1 for e in emitted)
+    t = acc / len(emitted)
+    return acc / (len(emitted) * k), t, t / (1 + k * c)
+""",
+            "acceptance over k + 1 positions": """
+def round_stats(emitted, k, c):
+    t = sum(emitted) / len(emitted)
+    return sum(e - 1 for e in emitted) / (len(emitted) * (k + 1)), t, t / (1 + k * c)
+""",
+            "speedup without the target call: tokens / (k c)": """
+def round_stats(emitted, k, c):
+    t = sum(emitted) / len(emitted)
+    return sum(e - 1 for e in emitted) / (len(emitted) * k), t, t / (k * c) if c else t
+""",
+            "speedup multiplies by the cost": """
+def round_stats(emitted, k, c):
+    t = sum(emitted) / len(emitted)
+    return sum(e - 1 for e in emitted) / (len(emitted) * k), t, t * (1 + k * c)
+""",
+            "acceptance per round, not per drafted token": """
+def round_stats(emitted, k, c):
+    t = sum(emitted) / len(emitted)
+    return sum(e - 1 for e in emitted) / len(emitted), t, t / (1 + k * c)
+""",
+        },
+        "right": {
+            "NumPy": """
+def round_stats(emitted, k, c):
+    e = np.asarray(emitted)
+    t = e.mean()
+    return float((e - 1).mean() / k), float(t), float(t / (1 + k * c))
+""",
+            "mean per-round acceptance (same thing, every round drafts k)": """
+def round_stats(emitted, k, c):
+    rates = [(e - 1) / k for e in emitted]
+    t = sum(emitted) / len(emitted)
+    return sum(rates) / len(rates), t, t / (1 + k * c)
+""",
+        },
+    },
+    "onehot_residual": {
+        "wrong": {
+            "not renormalised": """
+def onehot_residual(p, x):
+    r = np.array(p, dtype=float)
+    r[x] = 0.0
+    return r
+""",
+            "returns p (resample the target)": """
+def onehot_residual(p, x):
+    return np.array(p, dtype=float)
+""",
+            "removes the argmax, not the proposed token": """
+def onehot_residual(p, x):
+    r = np.array(p, dtype=float)
+    r[int(np.argmax(r))] = 0.0
+    return r / r.sum()
+""",
+            "subtracts p[x] from every entry": """
+def onehot_residual(p, x):
+    r = np.maximum(np.asarray(p, dtype=float) - p[x], 0)
+    return r / r.sum() if r.sum() > 0 else np.asarray(p, dtype=float)
+""",
+            "zeroes x in the caller's p (modifies its input)": """
+def onehot_residual(p, x):
+    p[x] = 0.0
+    return p / p.sum()
+""",
+            "divides by p[x] instead of 1 - p[x]": """
+def onehot_residual(p, x):
+    r = np.array(p, dtype=float)
+    px = r[x]
+    r[x] = 0.0
+    return r / px if px > 0 else r / r.sum()
+""",
+        },
+        "right": {
+            "the generic residual with a one-hot q": """
+def onehot_residual(p, x):
+    q = np.zeros(len(p))
+    q[x] = 1.0
+    return residual(p, q)
+""",
+            "np.where and 1 - p[x]": """
+def onehot_residual(p, x):
+    p = np.asarray(p, dtype=float)
+    return np.where(np.arange(len(p)) == x, 0.0, p) / (1 - p[x])
+""",
+            "a list comprehension": """
+def onehot_residual(p, x):
+    total = 1.0 - float(p[x])
+    return np.array([0.0 if i == x else float(v) / total for i, v in enumerate(p)])
+""",
+        },
+    },
+    "lookup_marginal": {
+        "wrong": {
+            "resample_p gives back p (the shortcut looks harmless)": """
+def lookup_marginal(p, x, rule="correct"):
+    return np.array(p, dtype=float)
+""",
+            "resample_p forgets the accepted copies": """
+def lookup_marginal(p, x, rule="correct"):
+    p = np.asarray(p, dtype=float)
+    if rule == "correct":
+        return p.copy()
+    return (1 - p[x]) * p
+""",
+            "resample_p adds p(x)(1 - p(x)) to x but takes nothing from the others": """
+def lookup_marginal(p, x, rule="correct"):
+    p = np.asarray(p, dtype=float)
+    if rule == "correct":
+        return p.copy()
+    out = p.copy()
+    out[x] += p[x] * (1 - p[x])
+    return out
+""",
+            "rejection weighted by p(x) instead of 1 - p(x)": """
+def lookup_marginal(p, x, rule="correct"):
+    p = np.asarray(p, dtype=float)
+    kept = np.zeros_like(p)
+    kept[x] = p[x]
+    fix = onehot_residual(p, x) if rule == "correct" else p
+    return kept + p[x] * fix
+""",
+            "correct rule without the accepted mass": """
+def lookup_marginal(p, x, rule="correct"):
+    p = np.asarray(p, dtype=float)
+    if rule == "correct":
+        return (1 - p[x]) * onehot_residual(p, x)
+    kept = np.zeros_like(p)
+    kept[x] = p[x]
+    return kept + (1 - p[x]) * p
+""",
+            "the two rules swapped": """
+def lookup_marginal(p, x, rule="correct"):
+    p = np.asarray(p, dtype=float)
+    kept = np.zeros_like(p)
+    kept[x] = p[x]
+    fix = p if rule == "correct" else onehot_residual(p, x)
+    return kept + (1 - p[x]) * fix
+""",
+        },
+        "right": {
+            "closed forms": """
+def lookup_marginal(p, x, rule="correct"):
+    p = np.asarray(p, dtype=float)
+    if rule == "correct":
+        return p.copy()
+    out = (1 - p[x]) * p
+    out[x] += p[x]
+    return out
+""",
+            "a loop over tokens": """
+def lookup_marginal(p, x, rule="correct"):
+    px = float(p[x])
+    fix = onehot_residual(p, x) if rule == "correct" else p
+    return np.array([(px if y == x else 0.0) + (1 - px) * float(fix[y]) for y in range(len(p))])
+""",
+        },
+    },
+}
