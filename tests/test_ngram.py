@@ -1,0 +1,257 @@
+"""speclab.ngram and speclab.textspec: the character models and the generalised round of notebook 08.
+
+Depends on: data/corpora/ (the two corpora), speclab.ngram, speclab.textspec, speclab.speculative.
+"""
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from speclab import ScriptedRNG, ngram, sample_from, textspec
+from speclab.speculative import residual, tv_distance
+
+CORPORA = Path(__file__).resolve().parent.parent / "data" / "corpora"
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    texts = {name: ngram.load_corpus(name) for name in ("prose", "code")}
+    alpha = ngram.alphabet(*texts.values())
+    ids = {name: ngram.encode(text, alpha) for name, text in texts.items()}
+    tables = {name: ngram.build_tables(ids[name][:40_000], 4, len(alpha)) for name in ids}
+    return texts, alpha, ids, tables
+
+
+# --- the corpora ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["prose", "code"])
+def test_corpus_size_and_characters(name):
+    text = ngram.load_corpus(name)
+    assert 100_000 <= len(text.encode()) <= 400_000, f"the {name} corpus must be 100-400 KB"
+    assert text.isascii(), f"the {name} corpus is plain ASCII"
+    assert "\t" not in text and "\r" not in text
+
+
+def test_sources_and_licences_are_recorded():
+    sources = (CORPORA / "SOURCES.md").read_text()
+    for needed in ("prose_jargon.txt", "code_stdlib.txt", "public domain", "Jargon File", "4.4.7",
+                   "PSF-LICENSE.txt", "Python Software Foundation License"):
+        assert needed in sources, f"SOURCES.md must mention {needed!r}"
+    psf = (CORPORA / "PSF-LICENSE.txt").read_text()
+    assert "PYTHON SOFTWARE FOUNDATION LICENSE VERSION 2" in psf
+    assert "Python Software Foundation" in psf and "All Rights Reserved" in psf
+
+
+def test_code_corpus_is_the_listed_stdlib_modules():
+    text = ngram.load_corpus("code")
+    assert text.startswith("# Author: Steven J. Bethard")  # argparse.py comes first
+    for marker in ("class ArgumentParser(", "class TextWrapper", "def iglob(", "def fnmatchcase("):
+        assert marker in text
+
+
+# --- alphabet, encoding, counting ------------------------------------------------------------
+
+def test_shared_alphabet_and_round_trip(corpus):
+    texts, alpha, ids, _ = corpus
+    assert alpha == "".join(sorted(set(texts["prose"]) | set(texts["code"])))
+    assert len(alpha) == 96
+    for name in texts:
+        assert ngram.decode(ids[name][:500], alpha) == texts[name][:500]
+    with pytest.raises(ValueError, match="not in the alphabet"):
+        ngram.encode("caf\u00e9", alpha)
+
+
+def plain_counts(seq, m, V):
+    out = {}
+    for i in range(m, len(seq)):
+        out.setdefault(tuple(seq[i - m:i]), np.zeros(V))[seq[i]] += 1
+    return out
+
+
+@pytest.mark.parametrize("m", [0, 1, 2, 5])
+def test_next_counts_matches_a_plain_loop(corpus, m):
+    _, alpha, ids, _ = corpus
+    seq = ids["code"][:5_000]
+    fast, slow = ngram.next_counts(seq, m, len(alpha)), plain_counts(seq.tolist(), m, len(alpha))
+    assert fast.keys() == slow.keys()
+    for key in fast:
+        assert np.array_equal(fast[key], slow[key])
+    assert sum(v.sum() for v in fast.values()) == len(seq) - m
+
+
+def test_next_counts_edge_cases():
+    assert ngram.next_counts([1, 2], 2, 4) == {}
+    assert ngram.next_counts([], 0, 4) == {}
+    t = ngram.next_counts([0, 1, 0, 1, 2], 1, 4)
+    assert set(t) == {(0,), (1,)} and t[(0,)].tolist() == [0, 2, 0, 0] and t[(1,)].tolist() == [1, 0, 1, 0]
+    assert all(type(k[0]) is int for k in t)
+
+
+# --- smoothing ------------------------------------------------------------------------------
+
+def test_ngram_dist_worked_example():
+    tables = [ngram.next_counts([0, 1, 0, 1, 2], m, 3) for m in range(2)]
+    assert np.allclose(ngram.ngram_dist(tables, [0], 3), [1 / 8, 19 / 24, 1 / 12])
+    assert np.allclose(ngram.ngram_dist(tables, [2], 3), [3 / 8, 3 / 8, 1 / 4])   # unseen: back off
+    assert np.allclose(ngram.ngram_dist(tables, [], 3), [3 / 8, 3 / 8, 1 / 4])
+
+
+def test_every_probability_is_positive_and_sums_to_one(corpus):
+    _, alpha, ids, tables = corpus
+    rng = np.random.default_rng(0)
+    for name in ids:
+        model = ngram.NGram(tables=tables[name], order=4, V=len(alpha))
+        for _ in range(200):
+            i = int(rng.integers(0, 100_000))
+            p = model(ids[name][i:i + int(rng.integers(0, 7))].tolist())
+            assert p.shape == (len(alpha),) and p.min() > 0 and math.isclose(p.sum(), 1.0, abs_tol=1e-12)
+
+
+def test_model_memo_is_safe_and_looks_only_at_its_window(corpus):
+    _, alpha, ids, tables = corpus
+    model = ngram.NGram(tables=tables["code"], order=3, V=len(alpha))
+    ctx = ids["code"][100:110].tolist()
+    first = model(ctx)
+    first[:] = 0  # a caller editing its copy must not change the model
+    assert np.array_equal(model(ctx), model.uncached(ctx[-2:]))
+    assert np.array_equal(model([7, 7, 7] + ctx), model(ctx))
+    assert np.allclose(model(ctx), ngram.ngram_dist(tables["code"][:3], ctx, len(alpha)))
+    with pytest.raises(ValueError):
+        ngram.NGram(tables=tables["code"], order=6, V=len(alpha))
+
+
+def test_ngram_built_from_ids_equals_one_built_from_tables(corpus):
+    _, alpha, ids, tables = corpus
+    a = ngram.NGram(ids["prose"][:40_000], order=3, V=len(alpha))
+    b = ngram.NGram(tables=tables["prose"], order=3, V=len(alpha))
+    ctx = ids["prose"][50:60].tolist()
+    assert np.array_equal(a(ctx), b(ctx))
+
+
+# --- the generalised round --------------------------------------------------------------------
+
+def models(corpus, name="code", target_order=4, draft_order=2):
+    _, alpha, _, tables = corpus
+    V = len(alpha)
+    return ngram.NGram(tables=tables[name], order=target_order, V=V), ngram.NGram(tables=tables[name], order=draft_order, V=V)
+
+
+def test_round_follows_the_randomness_contract(corpus):
+    target, draft = models(corpus)
+    ids = corpus[2]["code"]
+    ctx = ids[200:210].tolist()
+    drafted = textspec.draft_tokens(draft, ctx, 3, ScriptedRNG([0.1, 0.5, 0.9]))
+    rng = ScriptedRNG([0.0, 0.0, 0.0, 0.42])
+    out, kinds = textspec.play_round(target, draft, ctx, drafted, rng)
+    assert out == drafted + [sample_from(target(ctx + drafted), 0.42)] and kinds == ["accepted"] * 3 + ["bonus"]
+    assert rng.left == 0
+    rng = ScriptedRNG([0.0, 0.999999, 0.3])
+    x1 = drafted[0]
+    out, kinds = textspec.play_round(target, draft, ctx, drafted, rng)
+    p, q = target(ctx + [x1]), draft(ctx + [x1])
+    if p[drafted[1]] / q[drafted[1]] <= 0.999999:
+        assert out == [x1, sample_from(residual(p, q), 0.3)] and kinds == ["accepted", "resampled"]
+        assert rng.left == 0
+
+
+def test_first_token_of_a_round_is_exactly_the_target(corpus):
+    target, draft = models(corpus, "prose")
+    ids = corpus[2]["prose"]
+    for i in range(1_000, 40_000, 1_300):
+        ctx = ids[i - 4:i].tolist()
+        p, q = target(ctx), draft(ctx)
+        first = np.minimum(p, q) + (1 - np.minimum(p, q).sum()) * residual(p, q)
+        assert np.abs(first - p).max() < 1e-14
+
+
+def test_two_token_joint_is_the_targets(corpus):
+    """Correct rule under the bound, no_resample far above it (5,000 trials, k = 2).
+
+    tv_bound(J, n, fail=1e-7): a correct sampler exceeds it with probability below 1e-7.
+    """
+    target, draft = models(corpus, "code", 4, 1)
+    alpha = corpus[1]
+    ctx = ngram.encode("    def _", alpha).tolist()
+    J = textspec.exact_first_two(target, ctx)
+    assert math.isclose(J.sum(), 1.0, abs_tol=1e-12)
+    n = 5_000
+    bound = textspec.tv_bound(J, n, fail=1e-7)
+    good = textspec.first_two_joint(target, draft, ctx, 2, n, np.random.default_rng(1))
+    assert tv_distance(good, J) < bound
+    bad = textspec.first_two_joint(target, draft, ctx, 2, n, np.random.default_rng(1), rule="no_resample")
+    assert tv_distance(bad, J) > bound
+
+
+def test_generation_bookkeeping(corpus):
+    target, draft = models(corpus)
+    gen = textspec.generate(target, draft, corpus[2]["code"][:100].tolist(), 400, 3, np.random.default_rng(4))
+    assert len(gen.tokens) == len(gen.kinds) == sum(gen.rounds) >= 400
+    assert all(1 <= r <= 4 for r in gen.rounds)
+    assert gen.accepted == sum(r - 1 for r in gen.rounds)
+    assert gen.kinds.count("bonus") == sum(r == 4 for r in gen.rounds)
+    assert math.isclose(gen.accept_rate, gen.accepted / (3 * len(gen.rounds)))
+
+
+def test_a_draft_equal_to_the_target_is_always_kept(corpus):
+    target, _ = models(corpus)
+    gen = textspec.generate(target, target, corpus[2]["code"][:50].tolist(), 200, 4, np.random.default_rng(5))
+    assert gen.accept_rate == 1.0 and set(gen.rounds) == {5}
+
+
+def test_code_accepts_higher_than_prose(corpus):
+    rates = {}
+    for name in ("prose", "code"):
+        target, draft = models(corpus, name, 4, 3)
+        gen = textspec.generate(target, draft, corpus[2][name][:200].tolist(), 1_500, 4, np.random.default_rng(6))
+        rates[name] = gen.accept_rate
+    assert rates["code"] > rates["prose"] + 0.05, rates
+
+
+# --- prompt lookup ------------------------------------------------------------------------------
+
+def test_lookup_next_copies_the_longest_most_recent_match():
+    ctx = [1, 2, 3, 9, 1, 2, 3, 7, 5, 2, 3]
+    assert textspec.lookup_next(ctx, 3) == 7      # "2 3" last seen before "7" (no earlier "5 2 3")
+    assert textspec.lookup_next([4, 5, 6, 4, 5], 2) == 6
+    assert textspec.lookup_next([1, 2, 3], 2) is None
+    assert textspec.lookup_next([8], 3) is None
+
+
+def test_lookup_draft_is_one_hot_with_a_fallback():
+    V = 10
+    draft = textspec.lookup_draft(2, V)
+    q = draft([4, 5, 6, 4, 5])
+    assert q.tolist() == np.eye(V)[6].tolist()
+    assert np.allclose(draft([1, 2]), np.full(V, 0.1))
+    fallback = textspec.lookup_draft(2, V, fallback=lambda c: np.eye(V)[0])
+    assert fallback([1, 2]).tolist() == np.eye(V)[0].tolist()
+
+
+def test_onehot_residual_is_the_residual_of_a_one_hot_draft():
+    rng = np.random.default_rng(2)
+    for _ in range(50):
+        p = rng.dirichlet(np.ones(8))
+        x = int(rng.integers(8))
+        r = textspec.onehot_residual(p, x)
+        assert np.allclose(r, residual(p, np.eye(8)[x])) and r[x] == 0
+        assert np.allclose(p[x] * np.eye(8)[x] + (1 - p[x]) * r, p)
+    assert textspec.onehot_residual(np.array([0.0, 1.0]), 1).tolist() == [0.0, 1.0]
+
+
+def test_tv_bound_is_never_below_the_noise_it_guards():
+    J = np.full((4, 4), 1 / 16)
+    n = 1_000
+    assert textspec.tv_bound(J, n) > 0.5 * 16 * math.sqrt((1 / 16) * (15 / 16) / n)
+    assert textspec.tv_bound(J, n, fail=1e-9) > textspec.tv_bound(J, n, fail=1e-3)
+
+
+def test_coloured_html_escapes_and_colours():
+    html = textspec.coloured_html([0, 1], ["accepted", "bonus"], "<a", {"accepted": "#0f0", "resampled": "#f00", "bonus": "#00f"})
+    assert "&lt;" in html and "#0f0" in html and "#00f" in html and "<a" not in html.replace("&lt;", "")
+
+
+def test_cost_ratio_orders_the_models(corpus):
+    target, draft = models(corpus, "code", 4, 1)
+    ctxs = [corpus[2]["code"][i - 6:i].tolist() for i in range(100, 2_100, 20)]
+    assert textspec.cost_ratio(draft, target, ctxs, repeat=5) < 1.0
