@@ -26,6 +26,8 @@ VIEWPORT = {"width": 1280, "height": 900}
 SCREENSHOTS = Path(os.environ.get("SPECLAB_SCREENSHOTS", REPO / "screenshots"))
 # What the course copy needs: the notebooks, their data; nbgrader's config stays in the repo.
 COURSE_PARTS = ("solutions", "notebooks", "data")
+# Where the course copy is taken from (the repo; another folder to try a modified course).
+COURSE_FROM = Path(os.environ.get("SPECLAB_BROWSER_COURSE_FROM", REPO))
 
 # Seconds. Generous: two shared cores, and a notebook may have one ~10 s experiment cell.
 SERVER_READY_S = 60
@@ -62,8 +64,8 @@ def copy_course(dest):
     """A throwaway copy of the course (running notebooks in JupyterLab saves them)."""
     dest = Path(dest)
     for part in COURSE_PARTS:
-        if (REPO / part).is_dir():
-            shutil.copytree(REPO / part, dest / part,
+        if (COURSE_FROM / part).is_dir():
+            shutil.copytree(COURSE_FROM / part, dest / part,
                             ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
     return dest
 
@@ -345,10 +347,25 @@ def open_notebook(page, server, relpath):
     page.wait_for_function(JS_PANEL, timeout=KERNEL_READY_S * 1000)
 
 
-def run_all(page):
-    """Run > Run All Cells, as a learner would; returns when the last cell that runs is done."""
+# Cells still queued or running show [*] in their prompt; the kernel is idle once the last one is done.
+JS_BUSY = """() => { const w = window.jupyterapp.shell.currentWidget;
+  const queued = [...w.content.node.querySelectorAll('.jp-InputPrompt')].filter(e => e.innerText.includes('*')).length;
+  const k = w.sessionContext.session && w.sessionContext.session.kernel;
+  return queued + (k && k.status === 'idle' ? 0 : 1); }"""
+
+
+def run_all(page, timeout=RUN_ALL_S):
+    """Run > Run All Cells, as a learner would; returns when no cell is queued or running.
+
+    (The command's own promise settles as soon as one cell fails, even a cell tagged
+    raises-exception, while the cells below it still run: so watch the prompts instead.)"""
     page.evaluate(JS_RUN_ALL)
-    page.wait_for_function(JS_PANEL, timeout=RUN_ALL_S * 1000)
+    deadline, quiet = time.monotonic() + timeout, 0
+    while quiet < 3:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"Run All still running after {timeout} s")
+        quiet = quiet + 1 if page.evaluate(JS_BUSY) == 0 else 0
+        time.sleep(0.4)
 
 
 def _settled(cells):
@@ -453,7 +470,7 @@ def _state(widget):
                                       .join(' | ')""")
 
 
-def move_main_widget(page, problems, student):
+def move_main_widget(page, problems, student, redraw_s=REDRAW_S):
     """Move the main widget's first slider one step (or pick another dropdown option, or press its
     button), and check its figure is redrawn with no error. Returns the widget's locator (or None)."""
     widget = main_widget(page)
@@ -486,7 +503,7 @@ def move_main_widget(page, problems, student):
     if widget.locator(".widget-slider").count() and after == before:
         problems.add("main widget", f"moving {action} with the arrow keys did not change its value ({before})")
         return widget
-    deadline = time.monotonic() + REDRAW_S
+    deadline = time.monotonic() + redraw_s
     while time.monotonic() < deadline:
         src = _figure_src(widget)
         stderr = widget.locator('[data-mime-type="application/vnd.jupyter.stderr"]').all_inner_texts()
@@ -505,7 +522,7 @@ def move_main_widget(page, problems, student):
         problems.add("main widget", f"showed no figure before moving {action}")
     elif before_src is not None and (src is None or src == before_src):
         problems.add("main widget", f"moved {action} ({before} -> {after}); the figure did not change "
-                                    f"within {REDRAW_S} s")
+                                    f"within {redraw_s} s")
     return widget
 
 
