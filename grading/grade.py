@@ -155,7 +155,9 @@ def _meta(cell):
 
 
 def compare_with_release(nb, release):
-    """Notes on how a submission's nbgrader cells differ from the released student copy."""
+    """Notes on how a submission's nbgrader cells differ from the released student copy, and whether
+    the notebook had to be mended for nbgrader (cells unknown to this release: an old test is dropped,
+    since the current one is put back; other cells keep their code without the nbgrader metadata)."""
     rel = {_meta(c)["grade_id"]: c for c in release.cells if _meta(c).get("grade_id")}
     sub = {}
     for c in nb.cells:
@@ -176,7 +178,16 @@ def compare_with_release(nb, release):
     if edited:
         notes.append(f"locked cell(s) {', '.join(edited)} were edited (or come from an older release): the released "
                      "version was put back before grading")
-    return notes
+    mended = False
+    for c in list(nb.cells):
+        meta = _meta(c)
+        if "nbgrader" in c.get("metadata", {}) and meta.get("grade_id") not in rel:
+            mended = True
+            if meta.get("grade") or (meta.get("locked") and not meta.get("solution")):
+                nb.cells.remove(c)
+            else:
+                del c.metadata["nbgrader"]
+    return notes, mended
 
 
 def prepare(root, student, aid, template, release, scratch):
@@ -223,8 +234,11 @@ def prepare(root, student, aid, template, release, scratch):
             res.note(why + ": nothing could be graded, it scores 0", flag=True)
             return res
         if name in release:
-            for n in compare_with_release(nb, release[name]):
+            notes, mended = compare_with_release(nb, release[name])
+            for n in notes:
                 res.note(n, flag=True)
+            if mended:
+                nbformat.write(nb, dest / f"{name}.ipynb")
     return res
 
 
@@ -262,11 +276,11 @@ def _worker_preprocessors():
     """nbgrader's autograde preprocessors, with execution that survives uninterruptible cells
     and dead kernels, and output capped by characters as well as by lines."""
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
-    from nbconvert.preprocessors import ClearMetadataPreprocessor, Preprocessor
+    from nbconvert.preprocessors import ClearMetadataPreprocessor
     from nbformat.notebooknode import NotebookNode
     from jupyter_core.utils import run_sync
     from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern,
-                                        LimitOutput, SaveAutoGrades)
+                                        LimitOutput, NbGraderPreprocessor, SaveAutoGrades)
 
     class RobustExecute(Execute):
         """A cell that ignores the interrupt (catches BaseException) or kills the kernel does not
@@ -310,7 +324,7 @@ def _worker_preprocessors():
                     run_sync(self.km.restart_kernel)(now=True)
                     self.wait_for_reply(self.kc.kernel_info())
 
-    class CapOutput(Preprocessor):
+    class CapOutput(NbGraderPreprocessor):
         """Cut every text output to MAX_OUTPUT_CHARS characters (LimitOutput counts lines only,
         so one 25 MB line would pass it)."""
 
@@ -349,7 +363,9 @@ def worker(scratch, aid, student, cell_timeout=None):
     out = {"success": False}
     graded = api.autograde(aid, student, force=True, create=True)
     out["success"] = bool(graded.get("success"))
-    out["error"] = (graded.get("error") or "")[-2000:]
+    errors = [ln.strip() for ln in (graded.get("error") or "").splitlines() + (graded.get("log") or "").splitlines()
+              if re.match(r"\s*\w+(\.\w+)*(Error|Exception|Interrupt)\b:", ln) and "Please see the" not in ln]
+    out["error"] = errors[-1] if errors else (graded.get("error") or "")[-300:]
     if out["success"]:
         fb = api.generate_feedback(aid, student, force=True)
         out["feedback"] = bool(fb.get("success"))
