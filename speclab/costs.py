@@ -24,13 +24,11 @@ def expected_tokens(a, k):
 
     1 + a + ... + a^k = (1 - a^(k+1)) / (1 - a), and k + 1 at a = 1. Works on arrays of a.
     """
-    a = np.asarray(a, dtype=float)
-    series = np.zeros_like(a)
-    term = np.ones_like(a)
-    for _ in range(int(k) + 1):  # the series form has no 0/0 at a = 1
-        series = series + term
-        term = term * a
-    return float(series) if series.ndim == 0 else series
+    a, k = np.asarray(a, dtype=float), np.asarray(k)
+    one = a == 1.0
+    safe = np.where(one, 0.0, a)  # keeps 0/0 out of the unused branch
+    out = np.where(one, k + 1.0, (1 - safe ** (k + 1)) / (1 - safe))
+    return float(out) if out.ndim == 0 else out
 
 
 def speedup(tokens_per_call, k, c):
