@@ -22,7 +22,7 @@ import numpy as np
 def expected_tokens(a, k):
     """Expected tokens per target call when every draft is accepted independently with probability a.
 
-    1 + a + ... + a^k = (1 - a^(k+1)) / (1 - a), and k + 1 at a = 1. Works on arrays of a.
+    1 + a + ... + a^k = (1 - a^(k+1)) / (1 - a), and k + 1 at a = 1. Works on arrays of a and of k.
     """
     a, k = np.asarray(a, dtype=float), np.asarray(k)
     one = a == 1.0
