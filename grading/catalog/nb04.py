@@ -420,3 +420,22 @@ _BREAKIT = {
          "            continue\n        return out\n")),
 }
 CATALOG["verify_round"]["wrong"].update(_BREAKIT)
+
+
+# The message a student with each of these mistakes must read (a fragment of it).
+MESSAGES = {
+    ("tv_distance", "without the 0.5"): "remember the 0.5",
+    ("tv_distance", "row by row on a 2-D array (returns an array)"): "sums over every entry",
+    ("target_joint", "independent tokens: P[ctx] outer P[ctx]"): "p(f | e)",
+    ("verify_round", "off-by-one prefix: verifies drafted[i] against P[drafted[i]]"): "the token before it",
+    ("verify_round", "bonus token missing"): "bonus",
+    ("verify_round", "drafts kept after a rejection"): "and stops",
+    ("verify_round", "resamples from p instead of the residual"): "residual of row",
+    ("verify_round", "break-it: greedy implemented as the correct rule (does not break)"): "draws no uniform",
+    ("verify_round", "break-it: no_resample implemented as the correct rule (does not break)"): "not the residual",
+    ("verify_round", "break-it: continue implemented as the correct rule (does not break)"): "drafted[i+1:]",
+    ("speculative_joint", "counts, not frequencies"): "1/rounds",
+    ("speculative_joint", "the next round restarts from ctx"): "from THAT token",
+}
+for (_func, _desc), _fragment in MESSAGES.items():
+    CATALOG[_func]["wrong"][_desc] = (CATALOG[_func]["wrong"][_desc], _fragment)
