@@ -46,7 +46,7 @@ def instructor(root, exchange, *args, check=True):
                     capture=True)
 
 
-def student(home, name, exchange, *args, check=True):
+def student(home, name, exchange, *args, check=True, log_level="WARN"):
     """Run `nbgrader ARGS` as student `name` in the home folder `home`."""
     home = Path(home)
     config = home / ".jupyter"
@@ -55,5 +55,5 @@ def student(home, name, exchange, *args, check=True):
     env = {k: v for k, v in os.environ.items() if k not in ("SPECLAB_COURSE_ROOT",)}
     env.update(HOME=str(home), JUPYTER_CONFIG_PATH=str(config), JUPYTER_CONFIG_DIR=str(config),
                JUPYTER_DATA_DIR=str(home / ".local" / "share" / "jupyter"))
-    cmd = [sys.executable, "-m", "nbgrader", *args, f"--student={name}", "--log-level=WARN"]
+    cmd = [sys.executable, "-m", "nbgrader", *args, f"--student={name}", f"--log-level={log_level}"]
     return subprocess.run(cmd, cwd=home, env=env, check=check, capture_output=True, text=True)
