@@ -156,6 +156,8 @@ def lab_env(course_root):
     env.update(JUPYTER_CONFIG_PATH=str(REPO / "grading"), SPECLAB_COURSE_ROOT=str(course_root),
                MPLBACKEND="module://matplotlib_inline.backend_inline", PYTHONUNBUFFERED="1")
     env.pop("JUPYTER_TOKEN", None)
+    # As under make: the venv's bin on PATH (nbgrader's gradebook shells out to `alembic`).
+    env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
     return env
 
 
