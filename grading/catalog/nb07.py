@@ -261,3 +261,33 @@ def compute_bound_step_time(cfg, acc, n_tokens, ctx, batch=1):
         },
     },
 }
+
+
+# The message a student with each of these mistakes must read (a fragment of it).
+MESSAGES = {
+    ("weight_bytes", "bytes per parameter ignored (always 2)"): "multiply by the argument",
+    ("weight_bytes", "returns the parameter count, not bytes"): "multiply it by bytes_per_param",
+    ("weight_bytes", "LM head dropped from an untied model"): "the LM head (d x V) is missing",
+    ("weight_bytes", "tied embeddings counted twice (LM head always added)"): "tie_word_embeddings is true",
+    ("weight_bytes", "SwiGLU's third matrix dropped"): "SwiGLU has three matrices",
+    ("weight_bytes", "grouped-query attention ignored (k and v as d x d)"): "grouped-query attention",
+    ("weight_bytes", "norm vectors left out"): "RMSNorm vectors",
+    ("forward_macs", "the seed page's formula (no third SwiGLU matrix, no LM head)"): "the seed page's count",
+    ("forward_macs", "LM head dropped"): "the LM head (d x V MACs per position) is missing",
+    ("forward_macs", "SwiGLU's third matrix dropped"): "SwiGLU has three matrices",
+    ("forward_macs", "FLOPs, not MACs (twice the answer)"): "not FLOPs",
+    ("forward_macs", "attention over the context missing"): "attention over the context",
+    ("forward_macs", "grouped-query attention ignored (k and v as d x d)"): "grouped-query attention",
+    ("forward_macs", "LM head skipped when tied"): "the head still multiplies",
+    ("intensity", "bytes_per_param not passed on"): "pass bytes_per_param on",
+    ("step_time", "sum of memory and compute time, not the max"): "not their sum",
+    ("crossover_batch", "KV-cache term missing"): "include batch x kv_cache_bytes",
+    ("crossover_batch", "MACs over peak (FLOPs halved)"): "FLOPs are 2 x MACs",
+    ("crossover_batch", "tokens per pass, not sequences"): "not tokens per pass",
+    ("crossover_batch", "no inf when it never crosses"): "return math.inf",
+    ("crossover_batch", "rounded up to a whole batch"): "not a rounded batch size",
+    ("compute_bound_step_time", "the honest step time (nothing broken)"): "that is the honest step time",
+    ("compute_bound_step_time", "MACs over peak (FLOPs halved)"): "FLOPs are 2 x MACs",
+}
+for (_func, _desc), _fragment in MESSAGES.items():
+    CATALOG[_func]["wrong"][_desc] = (CATALOG[_func]["wrong"][_desc], _fragment)
