@@ -408,7 +408,10 @@ def runtime_notes(res, autograded_nb, timeout):
                              + zero)
                 elif ename == "DeadKernelError":
                     res.note(f"cell {name} crashed the Python kernel; it was restarted and grading went on")
-                elif not meta.get("grade"):
+                elif (meta.get("solution") and ename != "NotImplementedError") or ename in (
+                        "ImportError", "ModuleNotFoundError", "SyntaxError", "IndentationError"):
+                    # an exercise cell that fails, or code that cannot even be imported or parsed;
+                    # failing tests and the demo cells below a wrong answer speak for themselves
                     res.note(f"cell {name} raised {ename}: {out.get('evalue', '')[:120]}")
             elif kind == "stream" and TRUNCATED in out.get("text", ""):
                 res.note(f"cell {name} printed more output than the grader keeps: only the first "
@@ -502,6 +505,8 @@ def grade_one(root, student, aid, template, release, scratch, cell_timeout, limi
         try:
             proc.wait(timeout=limit)
         except subprocess.TimeoutExpired:
+            # the worker and its group; the kernel (a session of its own) exits within a second
+            # of losing its parent (ipykernel's parent poller)
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             res.status = "failed"
