@@ -125,6 +125,8 @@ def forward_macs(cfg, n_tokens, ctx):
             "attention as ctx * d (only the scores, not the weighted sum)": _fm(
                 layer="2 * d * d + 2 * d * kv + 3 * d * f + ctx * d"),
             "grouped-query attention ignored (k and v as d x d)": _fm(layer="4 * d * d + 3 * d * f + 2 * ctx * d"),
+            "attention over the narrower KV width (every query head still reads ctx keys)": _fm(
+                layer="2 * d * d + 2 * d * kv + 3 * d * f + 2 * ctx * kv"),
             "LM head skipped when tied": _fm(
                 ret='n_tokens * (cfg["num_hidden_layers"] * layer + (0 if cfg["tie_word_embeddings"] else d * V))'),
         },
