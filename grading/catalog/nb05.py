@@ -103,10 +103,16 @@ def measure(P, Q, k, rounds, rng, ctx=0):
         t = out[-1]
     return float(np.sum(np.minimum(lengths - 1, k)) / (rounds * k)), float(lengths.mean())
 ''',
-            "the plain loop from speclab.sweeps": '''
+            "a while loop over the emitted tokens": '''
 def measure(P, Q, k, rounds, rng, ctx=0):
-    from speclab import sweeps as _s
-    return _s.measure(P, Q, k, rounds, rng, ctx, fast=False)
+    tokens, done, t = [], 0, ctx
+    while done < rounds:
+        drafted = draft_tokens(Q, t, k, rng)
+        out = verify_round(P, Q, t, drafted, rng)
+        tokens.append(len(out))
+        t = out[-1]
+        done += 1
+    return (sum(tokens) - rounds) / (rounds * k), sum(tokens) / rounds
 ''',
         },
     },
