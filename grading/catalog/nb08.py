@@ -345,6 +345,44 @@ def verify_context_round(target, draft, context, drafted, rng):
     out.append(sample_from(target(prefix), rng.random()))
     return out
 """,
+            "residual not clipped: (p - q) / sum(p - q)": """
+def verify_context_round(target, draft, context, drafted, rng):
+    prefix, out = list(context), []
+    for x in drafted:
+        p, q = target(prefix), draft(prefix)
+        if rng.random() < p[x] / q[x]:
+            out.append(int(x)); prefix.append(int(x)); continue
+        d = p - q
+        out.append(sample_from(d / np.abs(d).sum(), rng.random()))
+        return out
+    out.append(sample_from(target(prefix), rng.random()))
+    return out
+""",
+            "bonus token emitted twice": """
+def verify_context_round(target, draft, context, drafted, rng):
+    prefix, out = list(context), []
+    for x in drafted:
+        p, q = target(prefix), draft(prefix)
+        if rng.random() < p[x] / q[x]:
+            out.append(int(x)); prefix.append(int(x)); continue
+        out.append(sample_from(residual(p, q), rng.random()))
+        return out
+    b = sample_from(target(prefix), rng.random())
+    return out + [b, b]
+""",
+            "a bonus token after a rejection too": """
+def verify_context_round(target, draft, context, drafted, rng):
+    prefix, out = list(context), []
+    for x in drafted:
+        p, q = target(prefix), draft(prefix)
+        if rng.random() < p[x] / q[x]:
+            out.append(int(x)); prefix.append(int(x)); continue
+        out.append(sample_from(residual(p, q), rng.random()))
+        prefix.append(out[-1])
+        break
+    out.append(sample_from(target(prefix), rng.random()))
+    return out
+""",
             "the accept test's uniform reused for the residual sample": """
 def verify_context_round(target, draft, context, drafted, rng):
     prefix, out = list(context), []
