@@ -44,9 +44,9 @@ def failure_line(cell):
     return ""
 
 
-def check(aid, notebook=None, timeout=None):
+def check(aid, notebook=None, timeout=None, work=WORK):
     """Grade one notebook; returns a dict with parts, score, max and integrity findings."""
-    notebook = Path(notebook or WORK / aid / f"{aid}.ipynb")
+    notebook = Path(notebook or Path(work) / aid / f"{aid}.ipynb")
     if not notebook.exists():
         return {"aid": aid, "missing": True, "parts": [], "score": 0.0, "max": None, "findings": []}
     source = nbformat.read(source_notebook(aid), as_version=4)
@@ -78,7 +78,8 @@ def check(aid, notebook=None, timeout=None):
             "score": sum(p[1] for p in parts), "max": sum(p[2] for p in parts)}
 
 
-def report(result, out=sys.stdout):
+def report(result, out=None):
+    out = out or sys.stdout
     aid = result["aid"]
     if result.get("missing"):
         print(f"{aid}: not started (no work/{aid}/{aid}.ipynb; run `make lab` to create it)", file=out)
@@ -95,7 +96,8 @@ def report(result, out=sys.stdout):
         print(f"  integrity: {f} (this line was ignored when grading)", file=out)
 
 
-def progress_table(results, out=sys.stdout):
+def progress_table(results, out=None):
+    out = out or sys.stdout
     print("\ncourse progress", file=out)
     total = top = 0.0
     for r in results:
@@ -114,6 +116,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="speclab-check", description=__doc__.split("\n\n")[0])
     ap.add_argument("notebooks", nargs="*", help="notebook numbers or ids (default: all)")
     ap.add_argument("--file", help="grade this .ipynb instead of your work/ copy (one notebook only)")
+    ap.add_argument("--work", default=str(WORK), help="your working copy's folder (default: work/)")
     args = ap.parse_args(argv)
     ids = [resolve(n) for n in args.notebooks] or assignments()
     if args.file and len(ids) != 1:
@@ -122,7 +125,7 @@ def main(argv=None):
     for i, aid in enumerate(ids, 1):
         if len(ids) > 1:
             print(f"[{i}/{len(ids)}] checking {aid} ...", flush=True)
-        results.append(check(aid, args.file))
+        results.append(check(aid, args.file, work=args.work))
         report(results[-1])
     if len(ids) > 1:
         progress_table(results)

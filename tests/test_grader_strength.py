@@ -7,12 +7,17 @@ from grading.mutants import run_variant
 ENTRIES = catalog.entries()
 
 
-@pytest.mark.parametrize("aid,func,kind,desc,source", ENTRIES,
-                         ids=[f"{a}-{f}-{k}-{d}" for a, f, k, d, _ in ENTRIES])
-def test_catalog_entry(aid, func, kind, desc, source):
+@pytest.mark.parametrize("aid,func,kind,desc,source,message", ENTRIES,
+                         ids=[f"{a}-{f}-{k}-{d}" for a, f, k, d, _, _ in ENTRIES])
+def test_catalog_entry(aid, func, kind, desc, source, message):
     failures = run_variant(aid, func, source)
     if kind == "wrong":
         assert failures, f"{aid}: the wrong {func} ({desc}) passed every graded test"
+        said = " | ".join(err for _, err in failures)
+        assert any(err.startswith("AssertionError: ") and len(err) > 40 for _, err in failures), (
+            f"{aid}: the wrong {func} ({desc}) is caught only by a crash, with no message that teaches: {said}")
+        if message:
+            assert message in said, f"{aid}: a student with the mistake '{desc}' should read {message!r}; reads {said}"
     else:
         assert not failures, f"{aid}: the correct {func} ({desc}) failed: {failures}"
 

@@ -56,7 +56,8 @@ def test_release_submit_grade_feedback(aid, course):
 
     # one wrong exercise: the first catalogued mistake for the first catalogued function
     func, kinds = next(iter(catalog.load()[aid].items()))
-    mistake, wrong_src = next(iter(kinds["wrong"].items()))
+    mistake, value = next(iter(kinds["wrong"].items()))
+    wrong_src, _ = catalog.split(value)
     wrong = nbformat.from_dict(reference)
     target = [c for c in wrong.cells if c.metadata.get("nbgrader", {}).get("solution") and defines(c, func)]
     assert len(target) == 1, f"{aid}: exactly one solution cell must define {func}"

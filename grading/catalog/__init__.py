@@ -5,6 +5,7 @@ Each module defines
     CATALOG = {
         "<function name>": {
             "wrong": {"<the mistake, in words>": "<source defining the function>", ...},
+                      # or ("<source>", "<fragment of the message the student must read>")
             "right": {"<the variant, in words>": "<source defining the function>", ...},
         },
         ...
@@ -20,17 +21,24 @@ def load():
     """{aid: CATALOG} for every catalog module."""
     out = {}
     for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):
+            continue
         mod = importlib.import_module(f"{__name__}.{info.name}")
         out[mod.AID] = mod.CATALOG
     return out
 
 
+def split(value):
+    """(source, expected message fragment or None) of one catalog value."""
+    return value if isinstance(value, tuple) else (value, None)
+
+
 def entries():
-    """(aid, func, kind, description, source) for every catalog entry, in a stable order."""
+    """(aid, func, kind, description, source, message) for every catalog entry, in a stable order."""
     rows = []
     for aid, catalog in sorted(load().items()):
         for func, kinds in catalog.items():
             for kind in ("wrong", "right"):
-                for desc, src in kinds.get(kind, {}).items():
-                    rows.append((aid, func, kind, desc, src))
+                for desc, value in kinds.get(kind, {}).items():
+                    rows.append((aid, func, kind, desc, *split(value)))
     return rows
