@@ -130,7 +130,7 @@ def lookup_next(context, g):
 def lookup_draft(g, V, fallback=None):
     """A draft model that copies: one-hot on lookup_next(context, g); `fallback` (or uniform) if no match."""
     def draft(context):
-        x = lookup_next(list(context), g)
+        x = lookup_next(context if isinstance(context, (list, tuple)) else [int(t) for t in context], g)
         if x is None:
             return fallback(context) if fallback is not None else np.full(V, 1.0 / V)
         q = np.zeros(V)
