@@ -9,9 +9,10 @@ Layout (nbgrader's): submitted/<student>/<assignment id>/<assignment id>.ipynb.
 How one class is graded, and why:
 1. The assignments are registered in the course gradebook (gradebook.db) if they are not
    yet, and a template gradebook is made from it: the same assignments and cells, no students.
-2. Each submission is graded by its own worker process in its own scratch course (a copy
-   of the assignment's source folder, the submission, and a copy of the template gradebook
-   kept outside the scratch course). Workers run on all cores. nbgrader's SQLite gradebook
+2. Each submission is graded in its own scratch course (a copy of the assignment's source
+   folder, the submission, and a copy of the template gradebook kept outside the scratch
+   course) by one of the worker processes, one per core, each grading one submission after
+   another; a worker is killed and replaced when a submission runs past its limit. nbgrader's SQLite gradebook
    is never written by two processes at once, and whatever a submission does to the files
    around it happens to the scratch copy, never to the course.
 3. The parent merges each worker's scores into the course gradebook, one at a time, copies
@@ -32,6 +33,7 @@ import html
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import sqlite3
@@ -381,6 +383,94 @@ def worker(scratch, aid, student, cell_timeout=None):
     (scratch / "result.json").write_text(json.dumps(out))
 
 
+def serve(cell_timeout=None):
+    """Grade the jobs read from stdin, one JSON line each, answering DONE on stdout after each."""
+    channel = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # whatever nbgrader or a library prints goes to the log, not into the answers
+    for line in sys.stdin:
+        job = json.loads(line)
+        try:
+            worker(job["scratch"], job["aid"], job["student"], cell_timeout)
+        except Exception as e:  # noqa: BLE001: reported as this submission's failure
+            Path(job["scratch"], "result.json").write_text(
+                json.dumps({"success": False, "error": f"{type(e).__name__}: {e}"}))
+        channel.write("DONE\n")
+        channel.flush()
+
+
+class WorkerProcess:
+    """One grading process that autogrades submission after submission (one Python start-up and
+    one import of nbgrader per worker, not per submission). A submission that runs past its limit
+    gets the process killed, with its process group, and the next submission a fresh one; the
+    kernel of the killed one, a session of its own, exits within a second of losing its parent
+    (ipykernel's parent poller)."""
+
+    def __init__(self, tmp, cell_timeout):
+        self.tmp, self.cell_timeout, self.proc, self.buf = Path(tmp), cell_timeout, None, b""
+
+    def start(self):
+        env = dict(os.environ, JUPYTER_CONFIG_PATH=str(CONFIG_DIR),
+                   PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+                   OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MPLBACKEND="Agg")
+        cmd = [sys.executable, "-m", "grading.grade", "--serve"]
+        if self.cell_timeout:
+            cmd += ["--cell-timeout", str(self.cell_timeout)]
+        log = open(self.tmp / f"worker-{threading.get_ident()}.log", "ab")
+        self.proc = subprocess.Popen(cmd, cwd=self.tmp, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=log, start_new_session=True)
+        log.close()
+        self.buf = b""
+
+    def run(self, scratch, aid, student, limit):
+        """"done", "timeout" or "crashed"."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.start()
+        try:
+            self.proc.stdin.write(json.dumps({"scratch": str(scratch), "aid": aid, "student": student}).encode()
+                                  + b"\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            self.kill()
+            return "crashed"
+        deadline = time.monotonic() + limit
+        fd = self.proc.stdout.fileno()
+        while True:
+            if b"\n" in self.buf:
+                line, self.buf = self.buf.split(b"\n", 1)
+                if line.strip() == b"DONE":
+                    return "done"
+                continue
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.kill()
+                return "timeout"
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    self.kill()
+                    return "crashed"
+                self.buf += chunk
+
+    def kill(self):
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+        self.proc, self.buf = None, b""
+
+    def close(self):
+        if self.proc is not None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.proc = None
+
+
 # ----------------------------------------------------------------------------- after grading
 
 def runtime_notes(res, autograded_nb, timeout):
@@ -483,7 +573,7 @@ def merge(gb, res):
 
 # ----------------------------------------------------------------------------- one submission
 
-def grade_one(root, student, aid, template, release, scratch, cell_timeout, limit):
+def grade_one(root, student, aid, template, release, scratch, cell_timeout, limit, pool_worker):
     start = time.perf_counter()
     res = prepare(root, student, aid, template, release, scratch)
     res.scratch = scratch
@@ -493,29 +583,13 @@ def grade_one(root, student, aid, template, release, scratch, cell_timeout, limi
     course = scratch / "course"
     skip = [f"autograded/{student}/{aid}", f"feedback/{student}/{aid}", ".nbgrader.log"]
     before = tree_state(course, skip)
-    env = dict(os.environ, JUPYTER_CONFIG_PATH=str(CONFIG_DIR), SPECLAB_COURSE_ROOT=str(course),
-               PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-               OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MPLBACKEND="Agg")
-    cmd = [sys.executable, "-m", "grading.grade", "--worker", str(scratch), aid, student]
-    if cell_timeout:
-        cmd += ["--cell-timeout", str(cell_timeout)]
-    with open(scratch / "worker.log", "wb") as log:
-        proc = subprocess.Popen(cmd, cwd=course, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-        try:
-            proc.wait(timeout=limit)
-        except subprocess.TimeoutExpired:
-            # the worker and its group; the kernel (a session of its own) exits within a second
-            # of losing its parent (ipykernel's parent poller)
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            res.status = "failed"
-            res.why = f"grading took longer than {limit:g} s and was stopped"
+    outcome = pool_worker.run(scratch, aid, student, limit)
+    if outcome == "timeout":
+        res.status, res.why = "failed", f"grading took longer than {limit:g} s and was stopped"
     result = scratch / "result.json"
     if res.status != "failed":
         if not result.exists():
-            tail = (scratch / "worker.log").read_text(errors="replace").strip().splitlines()[-1:] or ["?"]
-            res.status, res.why = "failed", f"the grader crashed: {tail[0][:200]}"
+            res.status, res.why = "failed", "the grading process crashed"
         else:
             record = json.loads(result.read_text())
             if record["success"]:
@@ -633,14 +707,19 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
                     release[name] = nbformat.read(path, as_version=4)
         counter = iter(range(len(pairs)))
         lock = threading.Lock()
+        local, procs = threading.local(), []
 
         def job(student, aid):
             with lock:
                 n = next(counter)
+            if not hasattr(local, "worker"):
+                local.worker = WorkerProcess(tmp, timeout)
+                with lock:
+                    procs.append(local.worker)
             scratch = tmp / f"{n:05d}"
             scratch.mkdir()
             try:
-                return grade_one(root, student, aid, template, release, scratch, timeout, limit)
+                return grade_one(root, student, aid, template, release, scratch, timeout, limit, local.worker)
             except Exception as e:  # noqa: BLE001: a bug or an odd file must not stop the class
                 res = Result(student, aid, status="failed", why=f"the grader failed: {type(e).__name__}: {e}")
                 res.note(res.why, flag=True)
@@ -663,6 +742,8 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
                     shutil.rmtree(res.scratch, ignore_errors=True)
                 results.append(res)
                 progress.step(res)
+        for proc in procs:
+            proc.close()
     seconds = time.perf_counter() - start
     if export:
         nbgrader("export", "--to", str(root / "grades.csv"), "--log-level=ERROR", root=root, check=False,
@@ -681,10 +762,10 @@ def main(argv=None):
                    help="seconds a cell may run (default: Execute.timeout in grading/nbgrader_config.py)")
     p.add_argument("--submission-limit", type=float, default=None,
                    help="seconds one submission may take in all (default: 20 cell timeouts + 2 minutes)")
-    p.add_argument("--worker", nargs=3, metavar=("SCRATCH", "AID", "STUDENT"), help=argparse.SUPPRESS)
+    p.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # a worker process
     args = p.parse_args(argv)
-    if args.worker:
-        worker(*args.worker, cell_timeout=args.cell_timeout)
+    if args.serve:
+        serve(cell_timeout=args.cell_timeout)
         return
     grade(only=args.ids or None, workers=args.workers, cell_timeout=args.cell_timeout,
           submission_limit=args.submission_limit)

@@ -3,7 +3,7 @@
 One class is built in a temporary course from notebook 01: four honest students (right,
 blank, two different catalogued mistakes) and one student per broken submission in
 grading/badsubmissions.CASES, all generated from the notebooks at run time. The class is
-graded once, in parallel, with a 6 s cell timeout. Then, for every broken submission: the
+graded once, in parallel, with a 10 s cell timeout. Then, for every broken submission: the
 grading completed, the honest students' scores are exactly what stock `nbgrader autograde`
 gives them alone (sequential, one process), the broken one gets the score it deserves and
 a grading note saying what happened, and no file in the course outside the expected outputs
@@ -24,7 +24,7 @@ from grading.gradebook import cell_scores, score
 from grading.release import release
 
 AID = "01_branch_prediction"
-CELL_TIMEOUT = 6
+CELL_TIMEOUT = 10  # long enough for any honest cell on a loaded 2-core machine
 # What grading is expected to write; everything else in the course must be left byte for byte.
 OUTPUTS = ["gradebook.db", "grades.csv", "autograded", "feedback", ".nbgrader.log"]
 CASES = {case.name: case for case in bs.CASES}
@@ -131,3 +131,16 @@ def test_report_and_summary(graded):
     assert "bad_json" in text and "not valid JSON" in text
     exported = (root / "grades.csv").read_text()
     assert "vandal" in exported and "prints_50mb" in exported
+
+
+def test_submission_past_its_limit_is_stopped_and_the_next_one_graded(course, honest, tmp_path_factory):
+    """A submission that runs past the per-submission limit kills its worker; the next gets a fresh one."""
+    root = copy_course(course, tmp_path_factory, "limit")
+    bs.write_class(root, AID, {"loops_forever": CASES["loops_forever"].build(root, AID),
+                               "reference": honest["reference"]})
+    results = {r.student: r for r in grade(root, workers=1, cell_timeout=CELL_TIMEOUT, submission_limit=8,
+                                           quiet=True)}
+    stopped = results["loops_forever"]
+    assert stopped.status == "failed" and stopped.flagged and "longer than 8 s" in stopped.why
+    assert score(root, AID, "loops_forever") == (0, bs.full_marks(root, AID)[1])
+    assert score(root, AID, "reference") == bs.full_marks(root, AID), "the worker after a killed one must grade"
