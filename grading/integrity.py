@@ -7,8 +7,8 @@ the course's own (new cells and edited ones) and flags, with the cell and the li
   - an assignment into a module or into builtins   (np.isclose = ..., builtins.abs = ...)
   - setattr / delattr / exec / eval / __import__ / globals() / sys.modules
   - a top-level rebinding of a name the tests use  (check_close = ..., del np, P = ...)
-  - an import of the course's reference version of an exercise
-    (from speclab.speculative import residual)
+  - a use of the course's reference version of an exercise
+    (from speclab.speculative import residual, or speculative.residual(...))
 
 `sanitize` returns a copy of the notebook with each flagged statement replaced by
 `pass`, so a tampering submission is graded on its own merits: whatever the
@@ -139,6 +139,8 @@ def scan_cell(src, protected, modules, exercises):
             found.append((node.lineno, f"calls {node.func.id}(), which can change what the tests see"))
         if isinstance(node, ast.Attribute) and node.attr == "modules" and _root(node) == "sys":
             found.append((node.lineno, "touches sys.modules"))
+        if isinstance(node, ast.Attribute) and node.attr in exercises and _root(node) in modules:
+            found.append((node.lineno, f"uses the course's reference {node.attr} instead of writing it"))
         if isinstance(node, ast.Global):
             hit = sorted(set(node.names) & protected)
             if hit:

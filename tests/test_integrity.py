@@ -54,6 +54,8 @@ def test_every_attack_is_flagged_with_cell_and_line(attack):
 def test_the_reference_import_is_flagged():
     nb = with_variant(AID, "greedy_decode", "from speclab.speculative import greedy_decode\n\n" + "def greedy_decode_unused(): pass\n" + "\ndef greedy_decode(P, ctx, n):\n    raise NotImplementedError\n")
     assert any("reference" in f.why for f in integrity.scan(nb, source()))
+    nb = with_variant(AID, "greedy_decode", "import speclab.speculative as ref\n\ndef greedy_decode(P, ctx, n):\n    return ref.greedy_decode(P, ctx, n)\n")
+    assert any("reference greedy_decode" in f.why for f in integrity.scan(nb, source()))
 
 
 def test_honest_work_is_not_flagged():
