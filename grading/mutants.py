@@ -9,13 +9,16 @@ The source notebook is executed once, in-process, with the instructor's solution
 of that namespace gets the variant's definition and then re-runs the graded test
 cells that name the function.
 """
+import builtins
 import contextlib
 import io
+import math
 import os
 import re
 from functools import lru_cache
 
 import nbformat
+import numpy
 
 from .course import source_notebook
 
@@ -66,15 +69,30 @@ def run_variant(aid, func, source):
     if not cells:
         raise LookupError(f"{aid}: no graded test cell names {func!r}")
     ns = dict(base)
-    exec(compile(source, f"<variant of {func}>", "exec"), ns)
     failures = []
-    for cell in cells:
-        try:
-            with contextlib.redirect_stdout(io.StringIO()):
-                exec(compile(cell.source, f"<{cell.metadata.nbgrader.grade_id}>", "exec"), ns)
-        except Exception as err:  # a crash is as much a failed test as an assert
-            failures.append((cell.metadata.nbgrader.grade_id, f"{type(err).__name__}: {err}"))
+    with _restored(numpy, builtins, math):  # a variant that patches a module must not leak into the next
+        exec(compile(source, f"<variant of {func}>", "exec"), ns)
+        for cell in cells:
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    exec(compile(cell.source, f"<{cell.metadata.nbgrader.grade_id}>", "exec"), ns)
+            except Exception as err:  # a crash is as much a failed test as an assert
+                failures.append((cell.metadata.nbgrader.grade_id, f"{type(err).__name__}: {err}"))
     return failures
+
+
+@contextlib.contextmanager
+def _restored(*modules):
+    saved = [(m, dict(vars(m))) for m in modules]
+    try:
+        yield
+    finally:
+        for m, attrs in saved:
+            for name in set(vars(m)) - set(attrs):
+                delattr(m, name)
+            for name, value in attrs.items():
+                if vars(m).get(name, attrs) is not value:
+                    setattr(m, name, value)
 
 
 def with_variant(aid, func, source):
