@@ -375,12 +375,14 @@ def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
     },
     "predicted_worst": {
         "wrong": {
-            "no_resample": 'predicted_worst = "no_resample"\n',
-            "continue": 'predicted_worst = "continue"\n',
-            "the correct rule": 'predicted_worst = "correct"\n',
+            "no_resample": 'def predicted_worst():\n    return "no_resample"\n',
+            "continue": 'def predicted_worst():\n    return "continue"\n',
+            "the correct rule": 'def predicted_worst():\n    return "correct"\n',
+            "a variable, not a function": 'predicted_worst = "greedy"\n',
         },
         "right": {
-            "greedy": 'predicted_worst = "greedy"\n',
+            "greedy": 'def predicted_worst():\n    return "greedy"\n',
+            "greedy, built from a list": 'def predicted_worst():\n    return ["continue", "greedy"][1]\n',
         },
     },
 }
