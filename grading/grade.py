@@ -192,15 +192,21 @@ def compare_with_release(nb, release):
     return notes, mended
 
 
+def _no_links(folder, names):
+    """copytree's ignore: checkpoints, and symbolic links (a link in a submission could point
+    the kernel at the course's own files)."""
+    return [n for n in names if n == ".ipynb_checkpoints" or os.path.islink(os.path.join(folder, n))]
+
+
 def prepare(root, student, aid, template, release, scratch):
     """Build the scratch course for one submission; returns a Result (status failed if unreadable)."""
     res = Result(student, aid)
     folder = Path(root) / "submitted" / student / aid
     wanted = expected_notebooks(template, aid)
-    found = sorted(p for p in folder.glob("*.ipynb") if p.is_file())
+    found = sorted(p for p in folder.glob("*.ipynb") if p.is_file() and not p.is_symlink())
     course = scratch / "course"
     dest = course / "submitted" / student / aid
-    shutil.copytree(folder, dest, ignore=shutil.ignore_patterns(".ipynb_checkpoints"), symlinks=True)
+    shutil.copytree(folder, dest, ignore=_no_links)
     src = Path(root) / "solutions" / aid
     if src.is_dir():
         shutil.copytree(src, course / "solutions" / aid, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
@@ -546,7 +552,7 @@ def copy_autograded(root, res, scratch):
     if dest.exists():
         shutil.rmtree(dest)
     if made.is_dir():
-        shutil.copytree(made, dest, symlinks=True)
+        shutil.copytree(made, dest, ignore=_no_links)
 
 
 def merge(gb, res):

@@ -9,7 +9,7 @@ gives them alone (sequential, one process), the broken one gets the score it des
 a grading note saying what happened, and no file in the course outside the expected outputs
 changed.
 
-Slowest module of the grading tests: about 2-3 minutes on 2 cores (the class fixture is
+Slowest module of the grading tests: 3 min 20 s on the shared 2-core machine (the class fixture is
 most of it: 17 submissions, two of which loop until the timeout).
 """
 import shutil
