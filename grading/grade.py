@@ -413,6 +413,15 @@ class WorkerProcess:
 
     def __init__(self, tmp, cell_timeout):
         self.tmp, self.cell_timeout, self.proc, self.buf = Path(tmp), cell_timeout, None, b""
+        self.log_path = None
+
+    def last_words(self):
+        """The last line the worker wrote to its log (why it crashed, usually)."""
+        try:
+            lines = self.log_path.read_text(errors="replace").strip().splitlines()
+        except (OSError, AttributeError):
+            return "?"
+        return lines[-1][:200] if lines else "?"
 
     def start(self):
         env = dict(os.environ, JUPYTER_CONFIG_PATH=str(CONFIG_DIR),
@@ -421,7 +430,8 @@ class WorkerProcess:
         cmd = [sys.executable, "-m", "grading.grade", "--serve"]
         if self.cell_timeout:
             cmd += ["--cell-timeout", str(self.cell_timeout)]
-        log = open(self.tmp / f"worker-{threading.get_ident()}.log", "ab")
+        self.log_path = self.tmp / f"worker-{threading.get_ident()}.log"
+        log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(cmd, cwd=self.tmp, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=log, start_new_session=True)
         log.close()
@@ -595,7 +605,7 @@ def grade_one(root, student, aid, template, release, scratch, cell_timeout, limi
     result = scratch / "result.json"
     if res.status != "failed":
         if not result.exists():
-            res.status, res.why = "failed", "the grading process crashed"
+            res.status, res.why = "failed", f"the grading process crashed: {pool_worker.last_words()}"
         else:
             record = json.loads(result.read_text())
             if record["success"]:
@@ -673,6 +683,23 @@ def write_report(root, results):
                         f"{r.seconds:.1f}", " | ".join(r.notes)])
 
 
+def record(gb, root, res):
+    """Merge one result into the gradebook and copy its files into the course; never raises."""
+    try:
+        merge(gb, res)
+    except Exception as e:  # noqa: BLE001
+        gb.db.rollback()
+        res.status, res.why = "failed", f"could not record the scores: {type(e).__name__}: {e}"
+        res.note(res.why, flag=True)
+    if res.scratch is not None:
+        try:
+            copy_autograded(root, res, res.scratch)
+            write_feedback(root, res, res.scratch)
+        except OSError as e:
+            res.note(f"could not copy the autograded notebook or feedback: {e}", flag=True)
+        shutil.rmtree(res.scratch, ignore_errors=True)
+
+
 def configured_timeout():
     from traitlets.config.loader import PyFileConfigLoader
     config = PyFileConfigLoader("nbgrader_config.py", path=str(CONFIG_DIR)).load_config()
@@ -732,22 +759,21 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
                 res.scratch = scratch
                 return res
 
-        with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb, ThreadPoolExecutor(workers) as pool:
-            futures = {pool.submit(job, s, a): (s, a) for s, a in pairs}
-            for fut in as_completed(futures):
-                res = fut.result()
-                try:
-                    merge(gb, res)
-                except Exception as e:  # noqa: BLE001
-                    gb.db.rollback()
-                    res.status, res.why = "failed", f"could not record the scores: {type(e).__name__}: {e}"
-                    res.note(res.why, flag=True)
-                if res.scratch is not None:
-                    copy_autograded(root, res, res.scratch)
-                    write_feedback(root, res, res.scratch)
-                    shutil.rmtree(res.scratch, ignore_errors=True)
-                results.append(res)
-                progress.step(res)
+        pool = ThreadPoolExecutor(workers)
+        try:
+            with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+                futures = [pool.submit(job, s, a) for s, a in pairs]
+                for fut in as_completed(futures):
+                    res = fut.result()
+                    record(gb, root, res)
+                    results.append(res)
+                    progress.step(res)
+        except BaseException:  # Ctrl-C, or a broken gradebook: stop every worker, keep what is merged
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in procs:
+                proc.kill()
+            raise
+        pool.shutdown()
         for proc in procs:
             proc.close()
     seconds = time.perf_counter() - start
