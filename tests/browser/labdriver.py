@@ -472,12 +472,13 @@ def _state(widget):
                                       .join(' | ')""")
 
 
-def move_main_widget(page, problems, student, redraw_s=REDRAW_S):
+def move_main_widget(page, problems, student, redraw_s=REDRAW_S, report_missing=True):
     """Move the main widget's first slider one step (or pick another dropdown option, or press its
     button), and check its figure is redrawn with no error. Returns the widget's locator (or None)."""
     widget = main_widget(page)
     if widget is None:
-        problems.add("main widget", "the notebook shows no interactive widget with a slider, dropdown or button")
+        if report_missing:  # else Run All stopped early, which is reported already
+            problems.add("main widget", "the notebook shows no interactive widget with a slider, dropdown or button")
         return None
     widget.scroll_into_view_if_needed()
     before_src, before = _figure_src(widget), _state(widget)

@@ -6,6 +6,8 @@ error, no Python error (in the student copy: only the NotImplementedError of uns
 exercises); the main widget's slider is moved and its figure must change; a screenshot of the
 widget is saved in screenshots/. The student copy's Validate button must run and report.
 """
+import time
+
 import pytest
 
 import labdriver as lab_
@@ -23,20 +25,33 @@ def test_notebook_in_jupyterlab(aid, copy, lab, page, source_runs):
         pytest.fail(f"{relpath} does not exist (student copies: `make release`)", pytrace=False)
     problems = lab_.Problems(f"{aid} ({copy} copy, {relpath}) in JupyterLab")
     js_errors = lab_.watch_page(page, relpath)
+    seconds, t = {}, time.perf_counter()
+
+    def lap(phase):
+        nonlocal t
+        seconds[phase], t = round(time.perf_counter() - t, 1), time.perf_counter()
+
     try:
         lab_.open_notebook(page, lab, relpath)
+        lap("open")
         lab_.run_all(page)
+        lap("run all")
         cells = lab_.read_cells(page)
         lab_.check_cells(cells, student, problems,
                          source_cells=source_runs.get(aid) if student else None)
         if not student:
             source_runs[aid] = {c["index"]: c for c in cells}
-        widget = lab_.move_main_widget(page, problems, student)
+        lap("check")
+        ran_all = all(c["executionCount"] is not None for c in cells)
+        widget = lab_.move_main_widget(page, problems, student, report_missing=ran_all)
+        lap("slider")
         lab_.screenshot(page, widget, f"{aid}-{copy}")
         if student:
             lab_.validate(page, problems, expect_failures=True)
+            lap("validate")
     except Exception as err:  # a timeout or a page that never came up: say where it was
         problems.add("driver", f"{type(err).__name__}: {str(err)[:800]}")
+    print(f"{aid} ({copy}) seconds: {seconds}")
     for text in js_errors:
         problems.add("browser", text)
     if problems:
