@@ -5,7 +5,7 @@ AID = "08_real_text"
 CATALOG = {
     "next_counts": {
         "wrong": {
-            "vectors sized by the text's own alphabet (max id + 1), not the shared V": """
+            "vectors sized by the text's own alphabet (max id + 1), not the shared V": ("""
 def next_counts(ids, m, V):
     ids = [int(t) for t in ids]
     V = max(ids) + 1
@@ -13,7 +13,7 @@ def next_counts(ids, m, V):
     for i in range(m, len(ids)):
         table.setdefault(tuple(ids[i - m:i]), np.zeros(V))[ids[i]] += 1
     return table
-""",
+""", 'the vector has length V'),
             "the context includes the token it should predict": """
 def next_counts(ids, m, V):
     ids = [int(t) for t in ids]
@@ -98,7 +98,7 @@ def next_counts(ids, m, V):
     },
     "ngram_dist": {
         "wrong": {
-            "no smoothing: the longest seen context's counts, normalised (zeros)": """
+            "no smoothing: the longest seen context's counts, normalised (zeros)": ("""
 def ngram_dist(tables, context, V):
     p = np.full(V, 1.0 / V)
     n = len(context)
@@ -107,7 +107,7 @@ def ngram_dist(tables, context, V):
         if m <= n and key in table:
             p = table[key] / table[key].sum()
     return p
-""",
+""", 'smoothing must leave no probability at zero'),
             "context[-m:] for every m (m = 0 takes the whole context)": """
 def ngram_dist(tables, context, V):
     p = np.full(V, 1.0 / V)
@@ -494,12 +494,12 @@ def round_stats(emitted, k, c):
     },
     "onehot_residual": {
         "wrong": {
-            "not renormalised": """
+            "not renormalised": ("""
 def onehot_residual(p, x):
     r = np.array(p, dtype=float)
     r[x] = 0.0
     return r
-""",
+""", 'divide the rest by 1 - 0.5'),
             "returns p (resample the target)": """
 def onehot_residual(p, x):
     return np.array(p, dtype=float)
