@@ -50,13 +50,18 @@ def lab(browser_parts, session_dir):
 def browser(browser_parts, session_dir):
     from playwright.sync_api import sync_playwright
 
+    before = lab_.descendants(os.getpid())
     with sync_playwright() as p:
         context = lab_.launch_browser(p, session_dir / "chromium-profile")
         context.set_default_timeout(lab_.RENDER_S * 1000)
+        started = lab_.descendants(os.getpid()) - before  # Playwright's driver and Chromium
         try:
             yield context
         finally:
+            started |= lab_.descendants(os.getpid()) - before
             context.close()
+    left = lab_.stop_pids(started)
+    assert not left, f"Chromium or Playwright left processes behind that had to be killed: {left}"
 
 
 @pytest.fixture(scope="session")

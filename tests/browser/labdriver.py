@@ -49,8 +49,8 @@ def missing_browser_parts():
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        missing.append("the playwright package (pip install -r requirements-browser.txt; "
-                       "never `playwright install`: the system Chromium is used)")
+        missing.append("the playwright package (pinned in requirements.txt: `make setup`; never "
+                       "`playwright install`: the system Chromium is used)")
     return missing
 
 
@@ -103,6 +103,20 @@ def _alive(pid):
         return False
 
 
+def stop_pids(pids, grace=10):
+    """Wait for pids to exit; kill (by pid) those still alive after grace seconds; return those."""
+    deadline = time.monotonic() + grace
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = sorted(p for p in pids if _alive(p))
+    for p in left:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return left
+
+
 class Process:
     """A subprocess in its own process group, whose whole tree is stopped by stop()."""
 
@@ -138,15 +152,7 @@ class Process:
             except subprocess.TimeoutExpired:
                 os.killpg(self.pid, signal.SIGKILL)
                 self.popen.wait(5)
-        deadline = time.monotonic() + grace
-        while any(_alive(p) for p in self.seen) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        killed = [p for p in self.seen if _alive(p)]
-        for p in killed:
-            try:
-                os.kill(p, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        killed = stop_pids(self.seen, grace)
         self._log.close()
         return killed
 
@@ -246,11 +252,8 @@ class Problems:
         return f"{self.label}:\n  - " + "\n  - ".join(self.items)
 
 
-# Console messages that are not errors of the course: resources a headless, offline lab cannot load.
-BENIGN_CONSOLE = (
-    re.compile(r"Failed to load resource: the server responded with a status of 404"),
-    re.compile(r"favicon"),
-)
+# Console messages that are not errors of the course (none so far: every console error fails a test).
+BENIGN_CONSOLE = ()
 
 
 def watch_page(page, label):
