@@ -4,7 +4,7 @@ AID = "05_k_sweep"
 CATALOG = {
     "measure": {
         "wrong": {
-            "tokens per call counts only the kept drafts (off by one)": '''
+            "tokens per call counts only the kept drafts (off by one)": ('''
 def measure(P, Q, k, rounds, rng, ctx=0):
     kept = 0
     t = ctx
@@ -13,7 +13,7 @@ def measure(P, Q, k, rounds, rng, ctx=0):
         kept += len(out) - 1
         t = out[-1]
     return kept / (rounds * k), kept / rounds
-''',
+''', 'adds the bonus'),
             "counts one token too many per round": '''
 def measure(P, Q, k, rounds, rng, ctx=0):
     kept = emitted = 0
@@ -118,22 +118,22 @@ def measure(P, Q, k, rounds, rng, ctx=0):
     },
     "expected_tokens": {
         "wrong": {
-            "exponent k instead of k + 1": '''
+            "exponent k instead of k + 1": ('''
 def expected_tokens(a, k):
     if a == 1:
         return float(k)
     return (1 - a ** k) / (1 - a)
-''',
+''', 'the exponent in the formula is k + 1'),
             "exponent k + 2": '''
 def expected_tokens(a, k):
     if a == 1:
         return float(k + 2)
     return (1 - a ** (k + 2)) / (1 - a)
 ''',
-            "no a = 1 branch (division by zero)": '''
+            "no a = 1 branch (division by zero)": ('''
 def expected_tokens(a, k):
     return (1 - a ** (k + 1)) / (1 - a)
-''',
+''', 'at a = 1 the formula is 0/0'),
             "numpy division gives nan at a = 1": '''
 def expected_tokens(a, k):
     a = np.float64(a)
@@ -199,10 +199,10 @@ def expected_tokens(a, k):
     },
     "speedup": {
         "wrong": {
-            "speedup without k: tokens / (1 + c)": '''
+            "speedup without k: tokens / (1 + c)": ('''
 def speedup(tokens_per_call, k, c):
     return tokens_per_call / (1 + c)
-''',
+''', '1 + 4 * 0.1'),
             "forgets the target call: tokens / (k * c)": '''
 def speedup(tokens_per_call, k, c):
     return tokens_per_call / (k * c) if k * c else tokens_per_call
@@ -233,15 +233,15 @@ def speedup(tokens_per_call, k, c):
     },
     "best_k": {
         "wrong": {
-            "returns the best speedup, not k": '''
+            "returns the best speedup, not k": ('''
 def best_k(a, c, k_max):
     return max(speedup(expected_tokens(a, k), k, c) for k in range(1, k_max + 1))
-''',
-            "returns a 0-based index": '''
+''', 'not the speedup itself'),
+            "returns a 0-based index": ('''
 def best_k(a, c, k_max):
     gains = [speedup(expected_tokens(a, k), k, c) for k in range(1, k_max + 1)]
     return int(np.argmax(gains))
-''',
+''', 'counted from 1'),
             "searches 1..k_max - 1": '''
 def best_k(a, c, k_max):
     ks = list(range(1, k_max)) or [1]

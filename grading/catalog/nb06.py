@@ -4,10 +4,10 @@ AID = "06_break_even"
 CATALOG = {
     "break_even_cost": {
         "wrong": {
-            "c* without the - 1": '''
+            "c* without the - 1": ('''
 def break_even_cost(tokens_per_call, k):
     return tokens_per_call / k
-''',
+''', 'not a kept draft'),
             "divides by k + 1": '''
 def break_even_cost(tokens_per_call, k):
     return (tokens_per_call - 1) / (k + 1)
@@ -42,12 +42,12 @@ def break_even_cost(tokens_per_call, k):
     },
     "best_speedup": {
         "wrong": {
-            "0-based index for k": '''
+            "0-based index for k": ('''
 def best_speedup(a, c, k_max):
     gains = [speedup(expected_tokens(a, k), k, c) for k in range(1, k_max + 1)]
     i = int(np.argmax(gains))
     return i, gains[i]
-''',
+''', 'not a 0-based index'),
             "returns tokens per call instead of the speedup": '''
 def best_speedup(a, c, k_max):
     gains = [speedup(expected_tokens(a, k), k, c) for k in range(1, k_max + 1)]
@@ -106,11 +106,11 @@ def best_speedup(a, c, k_max):
     },
     "should_speculate": {
         "wrong": {
-            "a speedup of exactly 1 counted as a gain": '''
+            "a speedup of exactly 1 counted as a gain": ('''
 def should_speculate(a, draft_params, target_params, k_max=16):
     c = draft_params / target_params
     return best_speedup(a, c, k_max)[1] >= 1
-''',
+''', 'speedup exactly 1 is not a gain'),
             "c inverted: target over draft": '''
 def should_speculate(a, draft_params, target_params, k_max=16):
     c = target_params / draft_params
@@ -157,11 +157,11 @@ def deployment_speedup(P, Q, k, c, rounds, rng):
     a, tokens = sweeps.measure(P, Q, k, rounds, rng)
     return a, speedup(tokens, k, c)
 ''',
-            "speedup without k": '''
+            "speedup without k": ('''
 def deployment_speedup(P, Q, k, c, rounds, rng):
     _, tokens = sweeps.measure(P, Q, k, rounds, rng)
     return tokens, tokens / (1 + c)
-''',
+''', '1 + 4 * 0.6'),
             "prices only the kept drafts": '''
 def deployment_speedup(P, Q, k, c, rounds, rng):
     _, tokens = sweeps.measure(P, Q, k, rounds, rng)
