@@ -721,12 +721,22 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
     workers = max(1, workers or os.cpu_count() or 1)
     timeout = cell_timeout or configured_timeout()
     limit = submission_limit or (20 * timeout + 120)
-    aids = sorted({aid for _, aid in pairs})
-    for aid in aids:
+    aids, unknown, results = [], [], []
+    for aid in sorted({aid for _, aid in pairs}):
         if not in_gradebook(root, aid):
-            register(root, aid)
+            try:
+                register(root, aid)
+            except subprocess.CalledProcessError:
+                unknown.append(aid)
+                continue
+        aids.append(aid)
+    for student, aid in [p for p in pairs if p[1] in unknown]:  # a misspelt folder: reported, never fatal
+        res = Result(student, aid, status="failed",
+                     why=f"there is no assignment {aid!r} in the gradebook or in solutions/: not graded")
+        res.note(res.why, flag=True)
+        results.append(res)
+    pairs = [p for p in pairs if p[1] not in unknown]
     start = time.perf_counter()
-    results = []
     progress = Progress(len(pairs), quiet=quiet)
     with tempfile.TemporaryDirectory(prefix="speclab-grade-") as tmp:
         tmp = Path(tmp)

@@ -144,3 +144,10 @@ def test_submission_past_its_limit_is_stopped_and_the_next_one_graded(course, ho
     assert stopped.status == "failed" and stopped.flagged and "longer than 8 s" in stopped.why
     assert score(root, AID, "loops_forever") == (0, bs.full_marks(root, AID)[1])
     assert score(root, AID, "reference") == bs.full_marks(root, AID), "the worker after a killed one must grade"
+
+
+def test_a_misspelt_assignment_folder_is_reported(course, honest, tmp_path_factory):
+    root = copy_course(course, tmp_path_factory, "misspelt")
+    bs.write_class(root, AID[:-1], {"typo": honest["reference"]})
+    [res] = grade(root, workers=1, quiet=True)
+    assert res.status == "failed" and res.flagged and "no assignment" in res.why
