@@ -191,12 +191,18 @@ class LabServer:
         self.root = Path(root)
         self.port, self.token = free_port(), secrets.token_hex(16)
         self.base = f"http://127.0.0.1:{self.port}"
+        # Fresh user settings (never the machine's ~/.jupyter): no "Jupyter news?" toast over the figures.
+        settings = Path(logdir) / "user-settings"
+        news = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+        news.parent.mkdir(parents=True, exist_ok=True)
+        news.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
         cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
                f"--port={self.port}", "--ServerApp.port_retries=0",
                f"--ServerApp.token={self.token}", f"--ServerApp.root_dir={self.root}",
                "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                "--LabApp.expose_app_in_browser=True",
                f"--LabApp.workspaces_dir={Path(logdir) / 'workspaces'}",
+               f"--LabApp.user_settings_dir={settings}",
                "--ServerApp.shutdown_no_activity_timeout=1800",
                "--MappingKernelManager.cull_idle_timeout=0"]
         if os.geteuid() == 0:

@@ -23,6 +23,8 @@ def test_notebook_in_jupyterlab(aid, copy, lab, page, source_runs):
     relpath = f"{COPIES[copy]}/{aid}/{aid}.ipynb"
     if not (lab.root / relpath).is_file():
         pytest.fail(f"{relpath} does not exist (student copies: `make release`)", pytrace=False)
+    failure_shot = lab_.SCREENSHOTS / "failures" / f"{aid}-{copy}.png"
+    failure_shot.unlink(missing_ok=True)  # never leave a stale one from an earlier run
     problems = lab_.Problems(f"{aid} ({copy} copy, {relpath}) in JupyterLab")
     js_errors = lab_.watch_page(page, relpath)
     seconds, t = {}, time.perf_counter()
@@ -55,6 +57,6 @@ def test_notebook_in_jupyterlab(aid, copy, lab, page, source_runs):
     for text in js_errors:
         problems.add("browser", text)
     if problems:
-        lab_.SCREENSHOTS.joinpath("failures").mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(lab_.SCREENSHOTS / "failures" / f"{aid}-{copy}.png"), full_page=True)
+        failure_shot.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(failure_shot), full_page=True)
         pytest.fail(problems.report() + f"\n(window: screenshots/failures/{aid}-{copy}.png)", pytrace=False)
