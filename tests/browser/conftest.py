@@ -9,16 +9,26 @@ import pytest
 
 import labdriver as lab_
 
-BROWSER_GROUP = pytest.mark.xdist_group("browser")
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """Make `pytest -n 2 --dist loadgroup` keep every browser test on one worker (one server, one
+    browser, the source run before its student copy).
 
-def pytest_collection_modifyitems(items):
-    # With `pytest -n 2 --dist loadgroup`, every browser test runs on one worker, sharing one server.
-    here = os.path.dirname(__file__)
+    xdist 3.8 groups by appending "@group" to a test's node id, which it still sets through
+    `item._nodeid`; pytest 9 keeps the id in `item._id`, so the group is lost and the browser tests
+    are spread over the workers. This sets the suffix the way pytest 9 reads it; with another
+    pytest, or without --dist loadgroup, it does nothing."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    try:
+        from _pytest.nodeid import coerce_node_id
+    except ImportError:
+        return
     for item in items:
-        if str(item.fspath).startswith(here):
-            item.add_marker(BROWSER_GROUP)
-
+        mark = item.get_closest_marker("xdist_group")
+        if mark and "@" not in item.nodeid and hasattr(item, "_id"):
+            item._id = coerce_node_id(f"{item.nodeid}@{mark.args[0]}")
 
 @pytest.fixture(scope="session")
 def browser_parts():

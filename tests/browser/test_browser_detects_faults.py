@@ -10,10 +10,14 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 import labdriver as lab_
 
+# With `pytest -n 2 --dist loadgroup`, every browser test runs on one worker, sharing one server.
+pytestmark = pytest.mark.xdist_group("browser")
+
 CELLS = [
     ("setup", """import matplotlib.pyplot as plt
 from IPython.display import Javascript, display
 from speclab import widgets"""),
+
     ("dead slider", """def same_every_time(fig, k):
     fig.add_subplot().plot([0, 1], [0, 1])  # ignores k: moving the slider redraws the same picture
     return k

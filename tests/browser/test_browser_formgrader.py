@@ -1,6 +1,11 @@
 """The instructor's side: nbgrader's formgrader, served by the same JupyterLab, lists every assignment."""
+import pytest
+
 import labdriver as lab_
 from grading.course import assignments
+
+# With `pytest -n 2 --dist loadgroup`, every browser test runs on one worker, sharing one server.
+pytestmark = pytest.mark.xdist_group("browser")
 
 
 def test_formgrader_lists_every_assignment(lab, page):

@@ -14,6 +14,9 @@ import pytest
 import labdriver as lab_
 from grading.course import assignments
 
+# With `pytest -n 2 --dist loadgroup`, every browser test runs on one worker, sharing one server.
+pytestmark = pytest.mark.xdist_group("browser")
+
 REPO = lab_.REPO
 PARTS = ("Makefile", "requirements.txt", "pyproject.toml", "grading", "speclab", "solutions", "notebooks", "data")
 

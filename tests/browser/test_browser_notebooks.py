@@ -13,6 +13,9 @@ import pytest
 import labdriver as lab_
 from grading.course import assignments
 
+# With `pytest -n 2 --dist loadgroup`, every browser test runs on one worker, sharing one server.
+pytestmark = pytest.mark.xdist_group("browser")
+
 COPIES = {"source": "solutions", "student": "notebooks"}
 
 
