@@ -393,6 +393,10 @@ def serve(cell_timeout=None):
     """Grade the jobs read from stdin, one JSON line each, answering DONE on stdout after each."""
     channel = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # whatever nbgrader or a library prints goes to the log, not into the answers
+    from nbgrader.apps import NbGraderAPI  # noqa: F401: the slow imports, before saying READY
+    _worker_preprocessors()
+    channel.write("READY\n")
+    channel.flush()
     for line in sys.stdin:
         job = json.loads(line)
         try:
@@ -436,6 +440,10 @@ class WorkerProcess:
                                      stderr=log, start_new_session=True)
         log.close()
         self.buf = b""
+        # the start-up (Python, nbgrader's imports) is not counted in any submission's limit
+        if self._answer(time.monotonic() + 600) != b"READY":
+            self.kill()
+            raise RuntimeError(f"a grading process did not start: {self.last_words()}")
 
     def run(self, scratch, aid, student, limit):
         """"done", "timeout" or "crashed"."""
@@ -448,24 +456,29 @@ class WorkerProcess:
         except BrokenPipeError:
             self.kill()
             return "crashed"
-        deadline = time.monotonic() + limit
+        answer = self._answer(time.monotonic() + limit)
+        if answer == b"DONE":
+            return "done"
+        self.kill()
+        return "timeout" if answer is None else "crashed"
+
+    def _answer(self, deadline):
+        """The next line the worker writes: b"READY", b"DONE", b"" if it died, None at the deadline."""
         fd = self.proc.stdout.fileno()
         while True:
             if b"\n" in self.buf:
                 line, self.buf = self.buf.split(b"\n", 1)
-                if line.strip() == b"DONE":
-                    return "done"
+                if line.strip() in (b"READY", b"DONE"):
+                    return line.strip()
                 continue
             left = deadline - time.monotonic()
             if left <= 0:
-                self.kill()
-                return "timeout"
+                return None
             ready, _, _ = select.select([fd], [], [], left)
             if ready:
                 chunk = os.read(fd, 65536)
                 if not chunk:
-                    self.kill()
-                    return "crashed"
+                    return b""
                 self.buf += chunk
 
     def kill(self):

@@ -138,10 +138,10 @@ def test_submission_past_its_limit_is_stopped_and_the_next_one_graded(course, ho
     root = copy_course(course, tmp_path_factory, "limit")
     bs.write_class(root, AID, {"loops_forever": CASES["loops_forever"].build(root, AID),
                                "reference": honest["reference"]})
-    results = {r.student: r for r in grade(root, workers=1, cell_timeout=CELL_TIMEOUT, submission_limit=8,
-                                           quiet=True)}
+    # a 60 s cell timeout, so the loop runs into the 25 s limit (an honest submission needs a few seconds)
+    results = {r.student: r for r in grade(root, workers=1, cell_timeout=60, submission_limit=25, quiet=True)}
     stopped = results["loops_forever"]
-    assert stopped.status == "failed" and stopped.flagged and "longer than 8 s" in stopped.why
+    assert stopped.status == "failed" and stopped.flagged and "longer than 25 s" in stopped.why
     assert score(root, AID, "loops_forever") == (0, bs.full_marks(root, AID)[1])
     assert score(root, AID, "reference") == bs.full_marks(root, AID), "the worker after a killed one must grade"
 
