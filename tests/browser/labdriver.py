@@ -481,10 +481,10 @@ def _state(widget):
                                       .join(' | ')""")
 
 
-def move_main_widget(page, problems, student, redraw_s=REDRAW_S, report_missing=True):
+def move_main_widget(page, problems, student, redraw_s=REDRAW_S, report_missing=True, widget=None):
     """Move the main widget's first slider one step (or pick another dropdown option, or press its
     button), and check its figure is redrawn with no error. Returns the widget's locator (or None)."""
-    widget = main_widget(page)
+    widget = widget or main_widget(page)
     if widget is None:
         if report_missing:  # else Run All stopped early, which is reported already
             problems.add("main widget", "the notebook shows no interactive widget with a slider, dropdown or button")
@@ -541,6 +541,8 @@ def move_main_widget(page, problems, student, redraw_s=REDRAW_S, report_missing=
 def screenshot(page, widget, name):
     """The main widget's cell, else the window, as SCREENSHOTS/name.png."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    if widget is not None:
+        widget.scroll_into_view_if_needed()
     path = SCREENSHOTS / f"{name}.png"
     target = widget.locator("xpath=ancestor::div[contains(@class, 'jp-Cell')][1]") if widget else None
     if target is not None and target.count():

@@ -4,7 +4,8 @@ For each assignment, the source notebook (solutions/) and the student copy (note
 every cell runs, every widget renders and draws its figure, every figure appears, no JavaScript
 error, no Python error (in the student copy: only the NotImplementedError of unsolved
 exercises); the main widget's slider is moved and its figure must change; a screenshot of the
-widget is saved in screenshots/. The student copy's Validate button must run and report.
+widget, as it first draws, is saved as screenshots/<id>-<copy>.png. The student copy's Validate
+button must run and report.
 """
 import time
 
@@ -48,9 +49,10 @@ def test_notebook_in_jupyterlab(aid, copy, lab, page, source_runs):
             source_runs[aid] = {c["index"]: c for c in cells}
         lap("check")
         ran_all = all(c["executionCount"] is not None for c in cells)
-        widget = lab_.move_main_widget(page, problems, student, report_missing=ran_all)
+        widget = lab_.main_widget(page)
+        lab_.screenshot(page, widget, f"{aid}-{copy}")  # as the author set it up, before the move
+        lab_.move_main_widget(page, problems, student, report_missing=ran_all, widget=widget)
         lap("slider")
-        lab_.screenshot(page, widget, f"{aid}-{copy}")
         if student:
             lab_.validate(page, problems, expect_failures=True)
             lap("validate")
