@@ -497,8 +497,10 @@ def move_main_widget(page, problems, student, redraw_s=REDRAW_S, report_missing=
         handle = slider.locator(".noUi-handle").first
         handle.focus()
         handle.press("ArrowRight")
+        deadline = time.monotonic() + 2
+        while _state(widget) == before and time.monotonic() < deadline:
+            time.sleep(0.1)
         if _state(widget) == before:  # at its maximum: step left instead
-            handle.press("ArrowLeft")
             handle.press("ArrowLeft")
         action = f"slider {label!r}"
     elif widget.locator(".widget-dropdown select").count():
