@@ -12,9 +12,9 @@ How one class is graded, and why:
 2. Each submission is graded in its own scratch course (a copy of the assignment's source
    folder, the submission, and a copy of the template gradebook kept outside the scratch
    course) by one of the worker processes, one per core, each grading one submission after
-   another; a worker is killed and replaced when a submission runs past its limit. nbgrader's SQLite gradebook
-   is never written by two processes at once, and whatever a submission does to the files
-   around it happens to the scratch copy, never to the course.
+   another; a worker is killed and replaced when a submission runs past its limit.
+   nbgrader's SQLite gradebook is never written by two processes at once, and whatever a
+   submission does to the files around it happens to the scratch copy, never to the course.
 3. The parent merges each worker's scores into the course gradebook, one at a time, copies
    autograded/ and feedback/ back, and adds a "Grading notes" box to the feedback page
    saying what went wrong (a cell stopped at the timeout, a locked cell edited, ...).
@@ -25,7 +25,6 @@ A submission that cannot be read, that crashes the grader, or that runs past the
 per-submission limit scores 0 and is flagged; the class always completes.
 """
 import argparse
-import warnings
 import copy
 import csv
 import hashlib
@@ -42,6 +41,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -556,8 +556,9 @@ def write_feedback(root, res, scratch):
     pages = sorted(dest.glob("*.html"))
     if not pages:
         page = dest / f"{res.aid}.html"
-        body = (f"<h1>{html.escape(res.aid)}: {res.score:g} / {res.max_score:g}</h1>"
-                "<p>This submission could not be graded automatically.</p>")
+        why = ("This submission could not be graded automatically." if res.status == "failed"
+               else "This submission was graded, but its feedback page could not be made.")
+        body = f"<h1>{html.escape(res.aid)}: {res.score:g} / {res.max_score:g}</h1><p>{why}</p>"
         page.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(res.aid)}</title>"
                         f"</head><body>{notes_html(res)}{body}</body></html>")
         return
@@ -624,6 +625,8 @@ def grade_one(root, student, aid, template, release, scratch, cell_timeout, limi
             if record["success"]:
                 res.record = record
                 res.score, res.max_score = record["score"], record["max_score"]
+                if not record.get("feedback"):
+                    res.note("nbgrader could not write the feedback page; the score stands", flag=True)
             else:
                 lines = [ln for ln in record.get("error", "").strip().splitlines() if ln.strip()]
                 res.status, res.why = "failed", f"nbgrader could not grade it: {(lines or ['?'])[-1][:200]}"

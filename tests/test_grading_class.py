@@ -9,8 +9,9 @@ gives them alone (sequential, one process), the broken one gets the score it des
 a grading note saying what happened, and no file in the course outside the expected outputs
 changed.
 
-Slowest module of the grading tests: 3 min 20 s on the shared 2-core machine (the class fixture is
-most of it: 17 submissions, two of which loop until the timeout).
+Slowest module of the grading tests: about 3 min 25 s on the shared 2-core machine. SLOW: the
+class fixture (about 2 min: 17 submissions, two of which loop until the timeout) and the
+submission-limit test (about 45 s: it waits out a 25 s limit).
 """
 import shutil
 
@@ -134,7 +135,8 @@ def test_report_and_summary(graded):
 
 
 def test_submission_past_its_limit_is_stopped_and_the_next_one_graded(course, honest, tmp_path_factory):
-    """A submission that runs past the per-submission limit kills its worker; the next gets a fresh one."""
+    """A submission that runs past the per-submission limit kills its worker; the next gets a fresh one.
+    SLOW: about 45 s."""
     root = copy_course(course, tmp_path_factory, "limit")
     bs.write_class(root, AID, {"loops_forever": CASES["loops_forever"].build(root, AID),
                                "reference": honest["reference"]})
