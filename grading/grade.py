@@ -825,8 +825,8 @@ def main(argv=None):
     if args.serve:
         serve(cell_timeout=args.cell_timeout)
         return
-    grade(only=args.ids or None, workers=args.workers, cell_timeout=args.cell_timeout,
-          submission_limit=args.submission_limit)
+    grade(os.environ.get("SPECLAB_COURSE_ROOT") or REPO, only=args.ids or None, workers=args.workers,
+          cell_timeout=args.cell_timeout, submission_limit=args.submission_limit)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,10 @@ Slowest module of the grading tests: about 3 min 25 s on the shared 2-core machi
 class fixture (about 2 min: 17 submissions, two of which loop until the timeout) and the
 submission-limit test (about 45 s: it waits out a 25 s limit).
 """
+import os
 import shutil
+import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -153,3 +156,16 @@ def test_a_misspelt_assignment_folder_is_reported(course, honest, tmp_path_facto
     bs.write_class(root, AID[:-1], {"typo": honest["reference"]})
     [res] = grade(root, workers=1, quiet=True)
     assert res.status == "failed" and res.flagged and "no assignment" in res.why
+
+
+def test_command_line(course, honest, tmp_path_factory):
+    """`python -m grading.grade ID` (what `make grade` runs) in a course named by SPECLAB_COURSE_ROOT."""
+    root = copy_course(course, tmp_path_factory, "cli")
+    bs.write_class(root, AID, {"reference": honest["reference"], "bad_json": CASES["bad_json"].build(root, AID)})
+    run = subprocess.run([sys.executable, "-m", "grading.grade", AID, "-j", "2"], cwd=REPO, capture_output=True,
+                         text=True, env=dict(os.environ, SPECLAB_COURSE_ROOT=str(root)), timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "graded 1 of 2 submissions" in run.stdout
+    assert "failed to grade (1" in run.stdout and "bad_json" in run.stdout
+    assert "[" in run.stderr and "2/2" in run.stderr, "a progress line per submission"
+    assert score(root, AID, "reference") == bs.full_marks(root, AID)
