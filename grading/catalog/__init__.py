@@ -16,6 +16,16 @@ test that names the function, and each right one must pass them all.
 import importlib
 import pkgutil
 
+# A submission that breaks numpy's comparisons before answering wrongly. The graded tests compare
+# with speclab.checks (plain Python), so the wrong answer after it must still fail. This patches
+# the real numpy module, as a student's cell would; grading.mutants.run_variant puts numpy back
+# after each variant, and tests/test_integrity.py runs the same attack in a real kernel.
+NUMPY_ATTACK = """
+import numpy as np
+np.isclose = np.allclose = lambda *a, **k: True
+np.array_equal = lambda *a, **k: True
+"""
+
 
 def load():
     """{aid: CATALOG} for every catalog module."""

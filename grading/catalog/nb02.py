@@ -1,20 +1,9 @@
 """Answers the 02_acceptance_rule grader must judge: plausible mistakes, and correct variants."""
 
+from grading.catalog import NUMPY_ATTACK
+
 AID = "02_acceptance_rule"
 
-# A submission that breaks numpy's comparisons before answering wrongly: the graded tests use
-# speclab.checks (plain Python), so it must still fail. The catalog runs inside the test process,
-# so this attack breaks the notebook's own `np` (a copy of numpy: what the test cells would call)
-# and leaves the shared numpy module alone for every later test. The same attack on the real
-# module, in a real kernel, is tests/test_nb0203_integrity.py.
-NUMPY_ATTACK = """
-import types
-import numpy
-np = types.ModuleType("numpy")
-np.__dict__.update(numpy.__dict__)
-np.isclose = np.allclose = lambda *a, **k: True
-np.array_equal = lambda *a, **k: True
-"""
 
 CATALOG = {
     "accept_prob": {

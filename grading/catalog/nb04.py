@@ -1,5 +1,7 @@
 """Answers the 04_tv_distance grader must judge: plausible mistakes, and correct variants."""
 
+from grading.catalog import NUMPY_ATTACK
+
 AID = "04_tv_distance"
 
 # The correct round, written so that each wrong variant below is a small, visible edit of it.
@@ -37,14 +39,6 @@ def _edit(*pairs):
 _BONUS = "    out.append(sample_from(P[prefixes[-1]], rng.random()))\n    return out\n"
 _FIX = "        out.append(sample_from(p if rule == \"no_resample\" else residual(p, q), rng.random()))\n"
 
-# A submission that breaks numpy's comparisons before answering wrongly: the graded tests use
-# speclab.checks (plain Python), so it must still fail. NOTE: this really patches the numpy
-# module, as a student's cell would, for the rest of the process that runs it.
-NUMPY_ATTACK = """
-import numpy as np
-np.isclose = np.allclose = lambda *a, **k: True
-np.array_equal = lambda *a, **k: True
-"""
 
 CATALOG = {
     "tv_distance": {
