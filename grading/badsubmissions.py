@@ -87,11 +87,24 @@ def break_in(root, aid):
     return func
 
 
+def failing_tests(root, aid, func, source):
+    """{grade_id: points} of the graded tests that fail when `func` is defined by `source`, found the
+    way tests/test_grader_strength.py finds them (grading.mutants.run_variant, on the repository's
+    source notebook, which every temporary course here copies)."""
+    from .mutants import run_variant
+
+    failed = {gid for gid, _ in run_variant(aid, func, source)}
+    points = graded(nbformat.read(source_notebook(aid, root), as_version=4))
+    return {gid: points[gid] for gid in failed}
+
+
 def losing(func):
-    """expect(): full marks less the tests that name func (they fail when func is broken)."""
+    """expect(): full marks less the tests that fail when func never returns (loops or is undefined)."""
     def expect(root, aid):
+        name = func or break_in(root, aid)
+        never = f"def {name}(*args, **kwargs):\n    raise RuntimeError('this exercise never returns')\n"
         score, total = full_marks(root, aid)
-        return score - sum(tests_naming(root, aid, func or break_in(root, aid)).values()), total
+        return score - sum(failing_tests(root, aid, name, never).values()), total
     return expect
 
 
@@ -263,21 +276,24 @@ CASES = [
 
 # ----------------------------------------------------------------------------- classes
 
-def wrong_answer(root, aid, index=0):
-    """The solved notebook with one catalogued mistake: (files, the tests it fails, description)."""
-    rows = [(f, d, s) for f, kinds in catalog.load()[aid].items() for d, s in kinds["wrong"].items()]
+def wrong_answer(root, aid, index=0, func=None):
+    """The solved notebook with one catalogued mistake (of `func`, if given):
+    (files, function, description, its source)."""
+    rows = [(f, d, s) for f, kinds in catalog.load()[aid].items() for d, s in kinds["wrong"].items()
+            if func is None or f == func]
     func, desc, src = rows[index % len(rows)]
     nb = solved(root, aid)
     solution_cell(nb, func).source = src
-    return {f"{aid}.ipynb": nb_bytes(nb)}, func, desc
+    return {f"{aid}.ipynb": nb_bytes(nb)}, func, desc, src
 
 
 def good_students(root, aid):
-    """{student: files} of a small honest class: right, blank, and two different mistakes."""
+    """{student: files} of a small honest class: right, blank, and mistakes in two different exercises."""
+    funcs = list(catalog.load()[aid])
     return {"reference": {f"{aid}.ipynb": nb_bytes(solved(root, aid))},
             "blank": {f"{aid}.ipynb": nb_bytes(student_copy(root, aid))},
-            "wrong_a": wrong_answer(root, aid, 0)[0],
-            "wrong_b": wrong_answer(root, aid, 3)[0]}
+            "wrong_a": wrong_answer(root, aid, 0, funcs[0])[0],
+            "wrong_b": wrong_answer(root, aid, 0, funcs[1 % len(funcs)])[0]}
 
 
 def bench_class(root, aid, n):

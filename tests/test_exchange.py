@@ -40,10 +40,9 @@ def test_release_fetch_submit_collect_grade_feedback(tmp_path):
     source = nbformat.read(root / "solutions" / AID / f"{AID}.ipynb", as_version=4)
     right = {c.metadata.nbgrader.grade_id: c.source for c in source.cells
              if c.metadata.get("nbgrader", {}).get("solution")}
-    _, func, _ = bs.wrong_answer(root, AID, 0)
+    _, func, _, mistake = bs.wrong_answer(root, AID, 0)
     wrong = dict(right)
-    wrong[next(g for g, src in right.items() if f"def {func}(" in src)] = \
-        bs.solution_cell(nbformat.reads(bs.wrong_answer(root, AID, 0)[0][f"{AID}.ipynb"].decode(), 4), func).source
+    wrong[next(g for g, src in right.items() if f"def {func}(" in src)] = mistake
     for name, answers in (("alice", right), ("bob", wrong)):
         home = homes / name
         home.mkdir(parents=True)
@@ -63,7 +62,7 @@ def test_release_fetch_submit_collect_grade_feedback(tmp_path):
 
     results = {r.student: r for r in grade(root, workers=2, quiet=True)}
     full = bs.full_marks(root, AID)
-    lost = sum(bs.tests_naming(root, AID, func).values())
+    lost = sum(bs.failing_tests(root, AID, func, mistake).values())
     assert score(root, AID, "alice") == full
     assert score(root, AID, "bob") == (full[0] - lost, full[1])
     assert all(r.status == "graded" and not r.flagged for r in results.values())
