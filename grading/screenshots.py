@@ -1,10 +1,10 @@
 """Regenerate the README's screenshots: each notebook's main widget, as JupyterLab shows it.
 
-    python -m grading.screenshots [ID ...]      (make screenshots)
+    python -m grading.screenshots [ID ...]      (make screenshots [NB=04])
 
 Runs the browser test of each source notebook (tests/browser/: JupyterLab in headless Chromium,
 Run All, move the main widget's slider), which saves screenshots/<id>-source.png (git-ignored),
-then copies each to docs/screenshots/<id>.png, the file the README shows. Exits with the tests'
+then copies each to docs/widgets/<id>.png, the file the README shows. Exits with the tests'
 status: a notebook that fails its browser test gets no new screenshot.
 """
 import os
@@ -15,11 +15,15 @@ import sys
 from .course import REPO, assignments
 
 RAW = REPO / "screenshots"
-README_DIR = REPO / "docs" / "screenshots"
+README_DIR = REPO / "docs" / "widgets"  # committed (screenshots/ at any depth is git-ignored)
 
 
-def main(ids=None):
-    ids = ids or assignments()
+def main(wanted=None):
+    """Screenshots for the assignments whose ids start with one of `wanted` (all when empty)."""
+    ids = [aid for aid in assignments() if not wanted or any(aid.startswith(w) for w in wanted)]
+    if not ids:
+        print(f"no assignment id starts with any of {wanted}")
+        return 2
     env = dict(os.environ, SPECLAB_SCREENSHOTS=str(RAW))
     stale = [RAW / f"{aid}-source.png" for aid in ids]
     for path in stale:
