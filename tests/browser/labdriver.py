@@ -500,8 +500,10 @@ def move_main_widget(page, problems, student, redraw_s=REDRAW_S, report_missing=
         deadline = time.monotonic() + 2
         while _state(widget) == before and time.monotonic() < deadline:
             time.sleep(0.1)
+        back = "ArrowLeft"
         if _state(widget) == before:  # at its maximum: step left instead
             handle.press("ArrowLeft")
+            back = "ArrowRight"
         action = f"slider {label!r}"
     elif widget.locator(".widget-dropdown select").count():
         select = widget.locator(".widget-dropdown select").first
@@ -537,20 +539,50 @@ def move_main_widget(page, problems, student, redraw_s=REDRAW_S, report_missing=
     elif before_src is not None and (src is None or src == before_src):
         problems.add("main widget", f"moved {action} ({before} -> {after}); the figure did not change "
                                     f"within {redraw_s} s")
+    elif before_src is not None and action.startswith("slider") and not names:
+        # Step back: the widget must draw, for the values it showed after Run All, the figure it
+        # showed then. If not, that figure was stale or garbled (e.g. a later cell drove the
+        # displayed widget from the kernel while the page was echoing its slider values back).
+        moved_src = src
+        handle.press(back)
+        deadline = time.monotonic() + redraw_s
+        while time.monotonic() < deadline:
+            src = _figure_src(widget)
+            if _state(widget) == before and src and src != moved_src:
+                break
+            time.sleep(0.25)
+        if _state(widget) != before:
+            problems.add("main widget", f"stepping {action} back did not return it to {before} "
+                                        f"(shows {_state(widget)})")
+        elif src != before_src:
+            problems.add("main widget", f"after Run All it showed a figure for ({before}) that differs from "
+                                        f"the one it draws for the same values when stepped back to them: "
+                                        f"the figure shown after Run All was stale or garbled (does a later "
+                                        f"cell change this displayed widget?)")
     return widget
 
 
 def screenshot(page, widget, name):
-    """The main widget's cell, else the window, as SCREENSHOTS/name.png."""
+    """The main widget's cell, else the window, as SCREENSHOTS/name.png.
+
+    A cell scrolled into view paints its figure over a few frames: shoot until two shots agree."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    if widget is not None:
-        widget.scroll_into_view_if_needed()
     path = SCREENSHOTS / f"{name}.png"
-    target = widget.locator("xpath=ancestor::div[contains(@class, 'jp-Cell')][1]") if widget else None
-    if target is not None and target.count():
-        target.first.screenshot(path=str(path))
-    else:
+    target = widget.locator("xpath=ancestor::div[contains(@class, 'jp-Cell')][1]").first if widget else None
+    if target is None or not target.count():
         page.screenshot(path=str(path))
+        return path
+    target.scroll_into_view_if_needed()
+    for img in widget.locator("img").all():
+        img.evaluate("i => i.decode().catch(() => null)")
+    shot, previous = None, None
+    for _ in range(10):
+        page.wait_for_timeout(250)
+        shot = target.screenshot()
+        if shot == previous:
+            break
+        previous = shot
+    path.write_bytes(shot)
     return path
 
 
