@@ -64,4 +64,7 @@ def test_notebook_in_jupyterlab(aid, copy, lab, page, source_runs):
     if problems:
         failure_shot.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(failure_shot), full_page=True)
+        widget_shot = lab_.SCREENSHOTS / f"{aid}-{copy}.png"
+        if widget_shot.exists():  # a failing notebook's widget is no picture for the README
+            widget_shot.replace(failure_shot.with_name(f"{aid}-{copy}-widget.png"))
         pytest.fail(problems.report() + f"\n(window: screenshots/failures/{aid}-{copy}.png)", pytrace=False)
