@@ -38,11 +38,34 @@ def redrawing(draw, figsize=(7.0, 3.6), **controls):
             plt.close(fig)  # headless tests redraw hundreds of times; never leak figures
         return result
 
-    return W.interactive(update, **controls)
+    widget = W.interactive(update, **controls)
+    widget._draw, widget._figsize = draw, figsize  # for probe()
+    return widget
+
+
+def probe(widget, description, value):
+    """What `widget` would draw with the control labelled `description` set to `value`.
+
+    Works on a twin that is never displayed (its state carries over from one probe to the
+    next), so checking a widget's numbers from a cell never touches the figure on the page.
+    """
+    names = {c.description: c._kwarg for c in widget.kwargs_widgets}
+    if description not in names:
+        raise KeyError(f"no control labelled {description!r}; the controls are {sorted(names)}")
+    state = widget.__dict__.setdefault("_probe_state", dict(widget.kwargs))
+    state[names[description]] = value
+    fig = plt.figure(figsize=widget._figsize)
+    try:
+        return widget._draw(fig, **state)
+    finally:
+        plt.close(fig)
 
 
 def set_value(widget, description, value):
-    """Set the control labelled `description` (as a test or a script would) and return widget.result."""
+    """Set the control labelled `description` on the widget itself and return widget.result.
+
+    For callbacks (a button that moves a slider); to check numbers from a cell, use probe().
+    """
     for child in widget.children:
         if getattr(child, "description", None) == description:
             child.value = value

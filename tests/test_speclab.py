@@ -186,6 +186,12 @@ def test_redrawing_widget_returns_what_it_drew():
     with pytest.raises(KeyError):
         widgets.set_value(w, "nope", 1)
     assert plt.get_fignums() == [], "the widget closes its figures"
+    calls.clear()
+    assert widgets.probe(w, "k", 3) == 6 and w.children[0].value == 5 and w.result == 10, (
+        "probe computes on a twin and leaves the displayed widget alone")
+    assert widgets.probe(w, "k", 1) == 2 and calls == [3, 1]
+    with pytest.raises(KeyError):
+        widgets.probe(w, "nope", 1)
 
 
 def test_timeline_schedules():
