@@ -5,6 +5,7 @@
 #   make grade    autograde everything in submitted/, write feedback/ and grades.csv
 #   make check    grade your own work/ copy against the hidden tests (NB=04 for one notebook)
 #   make bench    time the notebooks, the grader and the experiments
+#   make screenshots  regenerate docs/widgets/ (each notebook's main widget in JupyterLab, for the README)
 
 PYTHON ?= python3
 VENV   := .venv
@@ -15,7 +16,7 @@ NB     ?=
 export JUPYTER_CONFIG_PATH := $(CURDIR)/grading
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup lab test release grade check bench work
+.PHONY: setup lab test release grade check bench work screenshots
 
 setup: $(STAMP)
 
@@ -48,3 +49,6 @@ check: setup
 
 bench: setup
 	$(BIN)/python -m grading.bench
+
+screenshots: setup
+	$(BIN)/python -m grading.screenshots $(NB)
