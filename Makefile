@@ -42,7 +42,7 @@ release: setup
 	$(BIN)/python -m grading.release
 
 grade: setup
-	$(BIN)/python -m grading.grade
+	$(BIN)/python -m grading.grade $(GRADE_ARGS)
 
 check: setup
 	$(BIN)/python -m grading.selfcheck $(NB)

@@ -49,6 +49,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
+from . import integrity
 from .course import CONFIG_DIR, REPO, nbgrader
 
 REPORT = Path("autograded") / "grading-report.csv"
@@ -241,12 +242,20 @@ def prepare(root, student, aid, template, release, scratch):
             res.why = why
             res.note(why + ": nothing could be graded, it scores 0", flag=True)
             return res
+        mended = False
         if name in release:
             notes, mended = compare_with_release(nb, release[name])
             for n in notes:
                 res.note(n, flag=True)
-            if mended:
-                nbformat.write(nb, dest / f"{name}.ipynb")
+        source = src / f"{name}.ipynb"
+        if source.is_file():  # tampering with what the tests use: flagged, and ignored when grading
+            findings = integrity.scan(nb, nbformat.read(source, as_version=4))
+            for f in findings:
+                res.note(f"integrity: {f} (this line was ignored when grading)", flag=True)
+            if findings:
+                nb, mended = integrity.sanitize(nb, findings), True
+        if mended:
+            nbformat.write(nb, dest / f"{name}.ipynb")
     return res
 
 
@@ -699,6 +708,24 @@ def write_report(root, results):
                         f"{r.seconds:.1f}", " | ".join(r.notes)])
 
 
+def mark_for_review(csv_path, results):
+    """Add a `review` column to nbgrader's grades.csv: why a person should look at a submission."""
+    if not Path(csv_path).is_file():
+        return
+    why = {(r.aid, r.student): " | ".join(r.notes) for r in results if r.flagged}
+    with open(csv_path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        return
+    fields = [k for k in rows[0] if k != "review"] + ["review"]
+    for row in rows:
+        row["review"] = why.get((row["assignment"], row["student_id"]), row.get("review", ""))
+    with open(csv_path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+
+
 def record(gb, root, res):
     """Merge one result into the gradebook and copy its files into the course; never raises."""
     try:
@@ -806,6 +833,7 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
     if export:
         nbgrader("export", "--to", str(root / "grades.csv"), "--log-level=ERROR", root=root, check=False,
                  capture=True)
+        mark_for_review(root / "grades.csv", results)
     write_report(root, results)
     if not quiet:
         print(summary(results, seconds, workers, root), flush=True)

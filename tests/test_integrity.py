@@ -100,3 +100,37 @@ def test_sanitizing_keeps_a_right_answer_right():
     clean = integrity.sanitize(nb, integrity.scan(nb, source()))
     assert "removed by the integrity scan" in "".join(c.source for c in clean.cells)
     assert "test_greedy_decode" not in failing_in_kernel(clean, source_notebook(AID).parent)
+
+
+def test_make_grade_flags_tampering_in_grades_csv_and_awards_nothing(tmp_path):
+    """`make grade` on a small class: two tampering students and an honest one."""
+    import csv
+    import shutil
+
+    from grading.course import REPO
+    from grading.grade import grade
+    from grading.gradebook import cell_scores
+
+    shutil.copytree(REPO / "solutions" / AID, tmp_path / "solutions" / AID)
+    shutil.copytree(REPO / "notebooks" / AID, tmp_path / "notebooks" / AID)
+    student_copy = nbformat.read(REPO / "notebooks" / AID / f"{AID}.ipynb", as_version=4)
+    answers = {"honest": RIGHT, "isclose": ATTACKS["numpy comparisons always true"] + WRONG,
+               "rebinder": ATTACKS["check rebound in the notebook"] + WRONG}
+    for student, answer in answers.items():
+        nb = nbformat.from_dict(student_copy)
+        for cell in nb.cells:
+            if cell.metadata.get("nbgrader", {}).get("grade_id") == "greedy_decode":
+                cell.source = answer
+        folder = tmp_path / "submitted" / student / AID
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / f"{AID}.ipynb")
+
+    grade(tmp_path, workers=2, quiet=True)
+    for student in answers:
+        got = cell_scores(tmp_path, AID, student)["test_greedy_decode"][0]
+        assert got == (2 if student == "honest" else 0), f"{student} scored {got} on greedy_decode"
+    with open(tmp_path / "grades.csv", newline="") as f:
+        review = {row["student_id"]: row["review"] for row in csv.DictReader(f)}
+    assert review["honest"] == ""
+    for student in ("isclose", "rebinder"):
+        assert "integrity" in review[student] and "greedy_decode" in review[student], review[student]
