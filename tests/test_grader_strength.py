@@ -23,9 +23,18 @@ def test_catalog_entry(aid, func, kind, desc, source, message):
 
 
 def test_every_exercise_has_wrong_answers():
-    from grading.course import assignments
+    import re
+
+    import nbformat
+
+    from grading.course import assignments, source_notebook
     cat = catalog.load()
     for aid in assignments():
         assert aid in cat, f"{aid} has no catalog of wrong answers in grading/catalog/"
+        nb = nbformat.read(source_notebook(aid), as_version=4)
+        exercises = {name for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")
+                     for name in re.findall(r"^def (\w+)", c.source, re.M)}
+        assert exercises <= set(cat[aid]), f"{aid}: exercises missing from the catalog: {exercises - set(cat[aid])}"
         for func, kinds in cat[aid].items():
             assert kinds.get("wrong"), f"{aid}.{func} lists no wrong answers"
+            assert kinds.get("right"), f"{aid}.{func} lists no correct variant"
