@@ -48,7 +48,7 @@ check: setup
 	$(BIN)/python -m grading.selfcheck $(NB)
 
 bench: setup
-	$(BIN)/python -m grading.bench
+	$(BIN)/python -m devtools.bench
 
 screenshots: setup
-	$(BIN)/python -m grading.screenshots $(NB)
+	$(BIN)/python -m devtools.screenshots $(NB)

@@ -23,7 +23,7 @@ import numpy as np
 
 from .costs import expected_tokens
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+from .datafiles import DATA
 MODELS = {"llama-2-7b": "Llama-2-7B", "llama-3-70b": "Llama-3-70B", "llama-3.2-1b": "Llama-3.2-1B"}
 
 # The second seed's deployment: a 70B target and a 1B draft sharing four cards.

@@ -26,11 +26,12 @@ p[i] and q[i] for the same character i, or p(x)/q(x) compares two different char
     build_tables(ids, max_order, V)    tables[0 .. max_order-1], to share between models
     load_corpus(name)                  the text of data/corpora/<name>.txt
 """
-from pathlib import Path
 
 import numpy as np
 
-CORPORA = Path(__file__).resolve().parent.parent / "data" / "corpora"
+from .datafiles import DATA
+
+CORPORA = DATA / "corpora"
 CORPUS_FILES = {"prose": "prose_jargon.txt", "code": "code_stdlib.txt"}
 
 

@@ -6,11 +6,10 @@ data/make_tables.py), never regenerated at import, so they cannot drift with Num
 """
 import json
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+from .datafiles import DATA
 
 # The seed page's three drafts: blend weight and the table blended in.
 DRAFTS = {"good": (0.85, "other2"), "middling": (0.55, "other2"), "poor": (0.20, "other3")}

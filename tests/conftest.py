@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))  # `grading` is a folder of scripts, not an installed package
+sys.path.insert(0, str(REPO))  # devtools/ (catalog, fixtures, benches) is never installed: import it from the checkout
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ["JUPYTER_CONFIG_PATH"] = str(REPO / "grading")
 

@@ -2,7 +2,7 @@
 
 release_assignment -> fetch_assignment -> (work) -> submit -> collect -> make grade ->
 release_feedback -> fetch_feedback, every step the real nbgrader command. One process
-plays the instructor and both students (grading/exchange.py says how); what that cannot
+plays the instructor and both students (devtools/exchange.py says how); what that cannot
 show (separate OS users, a hub's permissions) is listed in grading/README.md.
 About a minute on 2 cores.
 """
@@ -12,7 +12,7 @@ import nbformat
 
 from grading import badsubmissions as bs
 from grading.course import REPO
-from grading.exchange import COURSE_ID, instructor, make_exchange, student
+from devtools.exchange import COURSE_ID, instructor, make_exchange, student
 from grading.grade import grade
 from grading.gradebook import score
 from grading.release import release

@@ -2,7 +2,7 @@
 import pytest
 
 from grading import catalog
-from grading.mutants import run_variant
+from devtools.mutants import run_variant
 
 ENTRIES = catalog.entries()
 
@@ -30,7 +30,7 @@ def test_every_exercise_has_wrong_answers():
     from grading.course import assignments, source_notebook
     cat = catalog.load()
     for aid in assignments():
-        assert aid in cat, f"{aid} has no catalog of wrong answers in grading/catalog/"
+        assert aid in cat, f"{aid} has no catalog of wrong answers in devtools/catalog/"
         nb = nbformat.read(source_notebook(aid), as_version=4)
         exercises = {name for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")
                      for name in re.findall(r"^def (\w+)", c.source, re.M)}

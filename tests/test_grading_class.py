@@ -2,7 +2,7 @@
 
 One class is built in a temporary course from notebook 01: four honest students (right,
 blank, two different catalogued mistakes) and one student per broken submission in
-grading/badsubmissions.CASES, all generated from the notebooks at run time. The class is
+devtools/badsubmissions.CASES, all generated from the notebooks at run time. The class is
 graded once, in parallel, with a 10 s cell timeout. Then, for every broken submission: the
 grading completed, the honest students' scores are exactly what stock `nbgrader autograde`
 gives them alone (sequential, one process), the broken one gets the score it deserves and

@@ -204,7 +204,7 @@ def test_shipped_gpu_measurement_parses_and_names_its_device(tmp_path):
 
 
 def test_gpu_script_imports_without_torch():
-    mod = importlib.import_module("grading.gpu_matmul_check")
+    mod = importlib.import_module("devtools.gpu_matmul_check")
     assert mod.COLUMNS[:7] == [1, 2, 4, 8, 16, 32, 64] and mod.D == 8192
 
 

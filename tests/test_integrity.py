@@ -8,7 +8,7 @@ import pytest
 
 from grading import integrity
 from grading.course import source_notebook
-from grading.mutants import failing_in_kernel, with_variant
+from devtools.mutants import failing_in_kernel, with_variant
 
 AID = "01_branch_prediction"
 WRONG = '''

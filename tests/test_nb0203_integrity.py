@@ -8,7 +8,7 @@ because the attack patches the numpy module for the process that runs it.
 import pytest
 
 from grading.course import source_notebook
-from grading.mutants import failing_in_kernel, with_variant
+from devtools.mutants import failing_in_kernel, with_variant
 
 ATTACK = "import numpy as np\nnp.isclose = np.allclose = lambda *a, **k: True\nnp.array_equal = lambda *a, **k: True\n"
 

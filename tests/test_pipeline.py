@@ -14,7 +14,7 @@ import pytest
 from grading import catalog
 from grading.course import REPO, nbgrader
 from grading.gradebook import score
-from grading.mutants import graded_cells, run_variant
+from devtools.mutants import graded_cells, run_variant
 from grading.release import release
 
 

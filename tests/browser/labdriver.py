@@ -1,6 +1,6 @@
 """Drive JupyterLab in headless Chromium: start and stop servers, run notebooks, read what a learner sees.
 
-Used by the browser tests (tests/browser/) and by `make screenshots` (grading/screenshots.py).
+Used by the browser tests (tests/browser/) and by `make screenshots` (devtools/screenshots.py).
 Every process started here is stopped here: a server is shut down through SIGTERM (which makes
 Jupyter shut its kernels down), and any descendant still alive afterwards is killed by pid.
 """

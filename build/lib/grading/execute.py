@@ -1,0 +1,27 @@
+"""Execute a notebook headless and report its errors by cell."""
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+
+def execute(path, allow_errors=False, timeout=300):
+    """Run every cell of the notebook at `path` (not saved back); return (nb, seconds)."""
+    path = Path(path)
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
+                            resources={"metadata": {"path": str(path.parent)}})
+    start = time.perf_counter()
+    client.execute()
+    return nb, time.perf_counter() - start
+
+
+def errors(nb):
+    """[(cell index, cell id, ename, evalue)] for every error output."""
+    out = []
+    for i, cell in enumerate(nb.cells):
+        for o in cell.get("outputs", []):
+            if o.get("output_type") == "error":
+                out.append((i, cell.get("id"), o["ename"], o["evalue"]))
+    return out

@@ -1,0 +1,28 @@
+"""speclab: the helpers the speculative-decoding notebooks share.
+
+Modules, one concern each:
+  tokens       the six-letter vocabulary
+  tables       the 6x6 target and draft tables, blend and temper
+  sampling     sample_from(p, u) and a scripted rng for exact tests
+  speculative  reference versions of what notebooks 01-04 teach
+  onetoken     figures of one drafted token: p against q, p rebuilt from its parts (02-03)
+  roundview    a picture of one round: drafts, accept tests, what comes out (04)
+  exact        exact enumeration of a round's outcomes and the first two tokens (04)
+  simulate     vectorised rounds in NumPy, for experiments and sweeps (04-06)
+  sweeps       the seed page's sweep experiments as a plain loop (05-06)
+  costs        expected tokens, speedup, best k, break-even cost (05-06)
+  hardware     model configs, accelerator specs, bytes, MACs, step times (07)
+  ngram        character n-gram models over one shared alphabet (08)
+  textspec     speculative generation for models that see the whole context (08)
+  timeline     plain vs speculative schedules drawn on one time axis
+  style        colours and figure habits shared by every notebook
+  widgets      small builders for sliders that redraw a figure
+  checks       plain-Python comparisons the graded tests use
+  isolate      grade an exercise on its own by lending the reference of an earlier one
+"""
+from .sampling import ScriptedRNG, sample_from
+from .tables import blend, draft, target, temper
+from .tokens import TOKENS, V, name, names, token
+
+__all__ = ["ScriptedRNG", "sample_from", "blend", "draft", "target", "temper",
+           "TOKENS", "V", "name", "names", "token"]

@@ -1,0 +1,159 @@
+"""What speculation buys: expected tokens per target call, speedup, the best k, the break-even cost.
+
+Reference versions of what notebooks 05 and 06 teach, plus the exact Markov-table
+analysis the notebooks put beside the paper's i.i.d. formula.
+
+Two different "alpha"s appear in this course. The seed page's alpha is a *blend
+weight* (draft = alpha * target + (1 - alpha) * other). The paper's alpha is an
+*acceptance rate*: the chance that one drafted token survives the accept test,
+averaged over contexts. Everything in this module that is called `a` or `alpha`
+is the paper's acceptance rate.
+
+Cost model (Leviathan et al. 2022, section 3.4): a round costs one target call plus
+k draft calls, a draft call costing c target calls, so
+
+    speedup = tokens per round / (1 + k * c).
+"""
+import numpy as np
+
+# --- notebook 05: the i.i.d. formula and the cost model -------------------------------
+
+
+def expected_tokens(a, k):
+    """Expected tokens per target call when every draft is accepted independently with probability a.
+
+    1 + a + ... + a^k = (1 - a^(k+1)) / (1 - a), and k + 1 at a = 1. Works on arrays of a and of k.
+    """
+    a, k = np.asarray(a, dtype=float), np.asarray(k)
+    one = a == 1.0
+    safe = np.where(one, 0.0, a)  # keeps 0/0 out of the unused branch
+    out = np.where(one, k + 1.0, (1 - safe ** (k + 1)) / (1 - safe))
+    return float(out) if out.ndim == 0 else out
+
+
+def speedup(tokens_per_call, k, c):
+    """Walltime factor of speculation: tokens per round over the round's cost 1 + k * c."""
+    return tokens_per_call / (1 + k * c)
+
+
+def best_k(a, c, k_max):
+    """The k in 1..k_max with the largest expected speedup (the smallest such k on a tie)."""
+    ks = range(1, int(k_max) + 1)
+    return max(ks, key=lambda k: (speedup(expected_tokens(a, k), k, c), -k))
+
+
+# --- notebook 06: break-even --------------------------------------------------------
+
+
+def break_even_cost(tokens_per_call, k):
+    """The draft cost c* at which speedup is exactly 1: (tokens - 1) / k."""
+    return (tokens_per_call - 1) / k
+
+
+def best_speedup(a, c, k_max=16):
+    """(k, speedup): the best expected speedup over k = 1..k_max, and the k that achieves it."""
+    k = best_k(a, c, k_max)
+    return k, speedup(expected_tokens(a, k), k, c)
+
+
+def best_speedup_grid(alphas, cs, k_max=16):
+    """Best expected speedup over k = 1..k_max on a grid: shape (len(alphas), len(cs))."""
+    a = np.asarray(alphas, dtype=float)[:, None, None]
+    c = np.asarray(cs, dtype=float)[None, :, None]
+    k = np.arange(1, k_max + 1, dtype=float)[None, None, :]
+    tokens = np.where(a >= 1.0, k + 1, (1 - a ** (k + 1)) / np.where(a >= 1.0, 1.0, 1 - a))
+    return (tokens / (1 + k * c)).max(axis=-1)
+
+
+def corollary_bound(a, c):
+    """The paper's corollary: if a > c, k = 1 already gives speedup (1 + a) / (1 + c) > 1."""
+    return (1 + a) / (1 + c)
+
+
+# Published draft/target pairs, as the papers report them (not our toy's numbers).
+PUBLISHED = [
+    {"pair": "T5-small drafting for T5-XXL (11B)", "source": "Leviathan et al. 2022",
+     "alpha": (0.62, 0.75), "speedup": (2.3, 3.4), "c": None},
+    {"pair": "4B drafting for Chinchilla 70B", "source": "Chen et al. 2023",
+     "alpha": None, "speedup": (2.0, 2.5), "c": 0.13},
+]
+
+# Draft costs of real pairs for the break-even map: c is roughly the ratio of the bytes
+# (parameters) each step reads, since decoding at batch one is memory-bound.
+REAL_PAIRS = {
+    "7B for 70B": 0.10,
+    "1B for 70B": 2.5 / 140,       # 2.5 GB of draft weights against 140 GB of target weights
+    "4B for Chinchilla 70B": 0.13,  # Chen et al.'s measured draft/target step time
+}
+
+
+# --- the paper's alpha for a table pair, and the exact Markov-table answer -------------
+
+
+def context_acceptance(P, Q):
+    """beta per context: the chance a drafted token survives, sum over x of min(p, q), one per row."""
+    return np.minimum(np.asarray(P, dtype=float), np.asarray(Q, dtype=float)).sum(axis=-1)
+
+
+def stationary(T):
+    """The stationary distribution of a row-stochastic matrix (left eigenvector for eigenvalue 1)."""
+    T = np.asarray(T, dtype=float)
+    n = len(T)
+    A = np.vstack([T.T - np.eye(n), np.ones(n)])
+    b = np.zeros(n + 1)
+    b[-1] = 1.0
+    pi = np.linalg.lstsq(A, b, rcond=None)[0]
+    pi = np.clip(pi, 0.0, None)
+    return pi / pi.sum()
+
+
+def paper_alpha(P, Q):
+    """The paper's alpha for a table pair: beta averaged over the target chain's stationary contexts."""
+    return float(stationary(P) @ context_acceptance(P, Q))
+
+
+def round_transition(P, Q, k):
+    """V x V: the chance a round that starts at context x ends on token z (its last emitted token)."""
+    P, Q = np.asarray(P, dtype=float), np.asarray(Q, dtype=float)
+    M = np.minimum(P, Q)             # M[x, y]: draft y from context x and keep it
+    R = np.clip(P - Q, 0.0, None)    # R[x, z]: reject at x, then the residual gives z
+    T, Mj = np.zeros_like(P), np.eye(len(P))
+    for _ in range(k):
+        T += Mj @ R
+        Mj = Mj @ M
+    return T + Mj @ P                # all k kept: the bonus comes from the target
+
+
+def markov_round_stats(P, Q, k, start=None):
+    """Exact (accept rate, tokens per call) of speculation with tables P, Q and k drafts.
+
+    The number of drafts kept from context x is sum over j = 1..k of (M^j 1)[x] with
+    M = min(P, Q) elementwise: the Markov-table version of a + a^2 + ... + a^k. `start`
+    is the distribution of the context each round starts from; by default the long-run
+    one (stationary under round_transition), which is what a long run of rounds sees.
+    """
+    P, Q = np.asarray(P, dtype=float), np.asarray(Q, dtype=float)
+    M = np.minimum(P, Q)
+    if start is None:
+        start = stationary(round_transition(P, Q, k))
+    start = np.asarray(start, dtype=float)
+    kept, v = np.zeros(len(P)), np.ones(len(P))
+    for _ in range(k):
+        v = M @ v
+        kept += v
+    drafts_kept = float(start @ kept)
+    return drafts_kept / k, 1.0 + drafts_kept
+
+
+def solve_alpha(tokens_per_call, k, tol=1e-12):
+    """The a whose expected_tokens(a, k) equals tokens_per_call (bisection; 1 <= tokens <= k + 1)."""
+    if not 1.0 <= tokens_per_call <= k + 1:
+        raise ValueError(f"tokens per call must lie in [1, {k + 1}], got {tokens_per_call}")
+    lo, hi = 0.0, 1.0
+    while hi - lo > tol:
+        mid = (lo + hi) / 2
+        if expected_tokens(mid, k) < tokens_per_call:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2

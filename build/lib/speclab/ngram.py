@@ -1,0 +1,139 @@
+"""Character n-gram models over one shared alphabet: notebook 08's real (small) language models.
+
+A model of order n predicts the next character from the n - 1 before it. It keeps one
+table per context length m = 0 .. n-1:
+
+    tables[m][context] = counts of each next token after that context
+                         (context: a tuple of m token ids; value: a length-V float array)
+
+and mixes them with Witten-Bell interpolation, from a uniform base up:
+
+    p_{-1}(x)     = 1 / V
+    p_m(x | c)    = (count(c, x) + T(c) * p_{m-1}(x)) / (N(c) + T(c))   if c was seen
+                  = p_{m-1}(x)                                           if it was not
+    N(c) = how often c was seen,  T(c) = how many distinct tokens followed it.
+
+T(c) / (N(c) + T(c)) is the chance that c is followed by something new, and that is the
+weight the shorter context gets. Every probability is at least (1/V) * prod of those weights,
+so none is zero. Token ids index one shared alphabet: the draft and the target must give
+p[i] and q[i] for the same character i, or p(x)/q(x) compares two different characters.
+
+    alphabet(*texts) -> str            every character of the texts, sorted
+    encode(text, alphabet) -> array    token ids;   decode(ids, alphabet) -> str
+    next_counts(ids, m, V) -> dict     one table (vectorised with NumPy)
+    ngram_dist(tables, context, V)     the interpolated next-token distribution
+    NGram(ids, order, V)               a model: NGram(...)(context) -> length-V array
+    build_tables(ids, max_order, V)    tables[0 .. max_order-1], to share between models
+    load_corpus(name)                  the text of data/corpora/<name>.txt
+"""
+
+import numpy as np
+
+from .datafiles import DATA
+
+CORPORA = DATA / "corpora"
+CORPUS_FILES = {"prose": "prose_jargon.txt", "code": "code_stdlib.txt"}
+
+
+def load_corpus(name):
+    """The text of one corpus: "prose" (The Jargon File) or "code" (Python's standard library)."""
+    return (CORPORA / CORPUS_FILES.get(name, f"{name}.txt")).read_text(encoding="ascii")
+
+
+def alphabet(*texts):
+    """One sorted string of every character that occurs in any of the texts."""
+    return "".join(sorted(set().union(*map(set, texts))))
+
+
+def encode(text, alpha):
+    """The token ids of text over the alphabet alpha (a ValueError names a missing character)."""
+    index = {ch: i for i, ch in enumerate(alpha)}
+    try:
+        return np.array([index[ch] for ch in text], dtype=np.int64)
+    except KeyError as err:
+        raise ValueError(f"character {err.args[0]!r} is not in the alphabet") from None
+
+
+def decode(ids, alpha):
+    return "".join(alpha[int(i)] for i in ids)
+
+
+def next_counts(ids, m, V):
+    """{context (tuple of m ids): length-V float array of next-token counts}, over every position.
+
+    The context of position i is ids[i-m:i]; positions 0 .. m-1 have no full context and are
+    skipped. m = 0 gives {(): the count of every token}. Vectorised: the contexts are packed
+    into base-V integers and counted with np.unique.
+    """
+    ids = np.asarray(ids, dtype=np.int64)
+    n = len(ids) - m
+    if n <= 0:
+        return {}
+    key = np.zeros(n, dtype=np.int64)
+    for j in range(m):
+        key = key * V + ids[j:j + n]
+    pairs, counts = np.unique(key * V + ids[m:], return_counts=True)
+    ctx_keys, nxt = pairs // V, pairs % V
+    contexts, row = np.unique(ctx_keys, return_inverse=True)
+    table = np.zeros((len(contexts), V))
+    table[row, nxt] = counts
+    digits = np.zeros((len(contexts), m), dtype=np.int64)
+    rest = contexts.copy()
+    for j in range(m - 1, -1, -1):
+        digits[:, j], rest = rest % V, rest // V
+    return dict(zip(map(tuple, digits.tolist()), table))
+
+
+def ngram_dist(tables, context, V):
+    """The Witten-Bell interpolated next-token distribution after `context` (any length)."""
+    p = np.full(V, 1.0 / V)
+    n = len(context)
+    for m, table in enumerate(tables):
+        if m > n:
+            break
+        c = table.get(tuple(context[n - m:]) if m else ())
+        if c is None:
+            continue
+        N, T = c.sum(), np.count_nonzero(c)
+        p = (c + T * p) / (N + T)
+    return p
+
+
+def build_tables(ids, max_order, V):
+    """[next_counts(ids, m, V) for m in 0 .. max_order-1]: every model of order <= max_order shares them."""
+    return [next_counts(ids, m, V) for m in range(max_order)]
+
+
+class NGram:
+    """A character model of order `order`: model(context) is the length-V next-token distribution.
+
+    Built from token ids, or from tables already counted (tables[:order] are used). Calls are
+    memoised on the last order-1 tokens, which are all the model looks at; each call returns
+    its own copy.
+    """
+
+    def __init__(self, ids=None, order=3, V=None, tables=None):
+        if tables is None:
+            tables = build_tables(ids, order, V)
+        if len(tables) < order:
+            raise ValueError(f"an order-{order} model needs {order} tables, got {len(tables)}")
+        self.order, self.V, self.tables = order, V, tables[:order]
+        self._cache = {}
+
+    def __call__(self, context):
+        n = len(context)
+        key = tuple(int(t) for t in context[max(0, n - self.order + 1):])
+        p = self._cache.get(key)
+        if p is None:
+            p = ngram_dist(self.tables, key, self.V)
+            if len(self._cache) > 200_000:
+                self._cache.clear()
+            self._cache[key] = p
+        return p.copy()  # a caller that edits its p must not edit the memo
+
+    def uncached(self, context):
+        """The same distribution without the memo (for timing one real call)."""
+        return ngram_dist(self.tables, tuple(context), self.V)
+
+    def __repr__(self):
+        return f"NGram(order={self.order}, V={self.V}, contexts={sum(map(len, self.tables)):,})"

@@ -1,0 +1,87 @@
+"""One look for every figure: the same colour always means the same thing.
+
+    from speclab import style
+    style.use()
+    ax.bar(x, p, color=style.COLORS["target"])
+"""
+import matplotlib.pyplot as plt
+import numpy as np
+
+from .tokens import TOKENS
+
+COLORS = {
+    "target": "#1f4e79",     # the big model, p
+    "draft": "#e08a1e",      # the small model, q
+    "overlap": "#9bbf85",    # min(p, q): mass the accept step delivers
+    "residual": "#b03a48",   # max(0, p - q), renormalised
+    "accepted": "#3a8a3a",
+    "rejected": "#c0392b",
+    "bonus": "#7b4fa0",      # the free token after k acceptances
+    "floor": "#888888",      # sampling-noise floor and other reference lines
+    "plain": "#5b6770",      # plain (non-speculative) decoding
+}
+
+RC = {
+    "figure.figsize": (7.0, 3.6),
+    "figure.dpi": 100,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titlesize": 11,
+    "axes.titleweight": "bold",
+    "axes.labelsize": 10,
+    "axes.grid": True,
+    "grid.alpha": 0.25,
+    "legend.frameon": False,
+    "font.size": 10,
+}
+
+
+def use():
+    """Apply the course style to every later figure."""
+    plt.rcParams.update(RC)
+
+
+def token_axis(ax, axis="x"):
+    """Label an axis with the token letters a..f."""
+    ticks, labels = np.arange(len(TOKENS)), list(TOKENS)
+    if axis == "x":
+        ax.set_xticks(ticks, labels)
+        ax.set_xlabel("next token")
+    else:
+        ax.set_yticks(ticks, labels)
+    return ax
+
+
+def paired_bars(ax, series, width=0.8):
+    """Side-by-side bars for several distributions over the tokens.
+
+    series: list of (label, values, colour name or hex). Returns the axes.
+    """
+    n = len(series)
+    x = np.arange(len(series[0][1]))
+    for i, (label, values, colour) in enumerate(series):
+        offset = (i - (n - 1) / 2) * width / n
+        ax.bar(x + offset, values, width / n, label=label, color=COLORS.get(colour, colour))
+    token_axis(ax)
+    ax.set_ylabel("probability")
+    ax.legend()
+    return ax
+
+
+def table_heatmap(ax, M, title, cmap="Blues"):
+    """A model table as a heat map, with each row's most likely next token outlined."""
+    M = np.asarray(M)
+    ax.imshow(M, cmap=cmap, vmin=0, vmax=1)
+    for r in range(M.shape[0]):
+        for c in range(M.shape[1]):
+            ax.text(c, r, f"{M[r, c]:.2f}", ha="center", va="center", fontsize=7,
+                    color="white" if M[r, c] > 0.5 else "black")
+        best = int(np.argmax(M[r]))
+        ax.add_patch(plt.Rectangle((best - 0.5, r - 0.5), 1, 1, fill=False, lw=2, ec=COLORS["draft"]))
+    ax.set_xticks(np.arange(len(TOKENS)), list(TOKENS))
+    ax.set_yticks(np.arange(len(TOKENS)), list(TOKENS))
+    ax.set_xlabel("next token")
+    ax.set_ylabel("current token")
+    ax.grid(False)
+    ax.set_title(title)
+    return ax

@@ -1,0 +1,236 @@
+"""Speculative generation for models that are functions of the whole context (notebook 08).
+
+speclab.speculative.verify_round works on V x V tables indexed by the current token. A real
+language model is a function: model(context) -> length-V next-token distribution, where the
+context is the whole list of token ids so far. The round is the same, with every table row
+P[t] replaced by a call: p_i = target(context + drafted[:i]), q_i = draft(context + drafted[:i]).
+
+Randomness: the course contract (speclab.sampling): one rng.random() per drafted token, then
+position by position one per accept test and, on rejection, one for the residual sample;
+after k acceptances one for the bonus token from the target.
+
+    draft_tokens(draft, context, k, rng) -> list of k ids
+    verify_round(target, draft, context, drafted, rng, rule="correct") -> emitted ids
+    play_round(...) -> (emitted ids, kinds): kinds[i] in "accepted", "resampled", "bonus"
+    generate(target, draft, context, n, k, rng) -> Generation (tokens, kinds, rounds)
+    lookup_draft(g, fallback=None) -> a draft model that copies from earlier in the context
+    onehot_residual(p, x) -> p with x removed, renormalised
+    first_two_joint(target, draft, context, k, trials, rng, rule) -> V x V empirical joint
+    exact_first_two(target, context) -> V x V exact joint of the target's next two tokens
+    tv_bound(J, trials, fail=1e-7) -> a TV threshold a correct sampler exceeds with prob < fail
+    seconds_per_call(model, contexts) -> seconds of one model call (fastest pass)
+    cost_ratio(draft, target, contexts) -> c, the draft's cost per call relative to the target's
+"""
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .sampling import sample_from
+from .speculative import residual
+
+RULES = ("correct", "no_resample")
+
+
+def draft_tokens(draft, context, k, rng):
+    """k tokens from the draft, each sampled after the ones before it (k uniforms)."""
+    ctx, out = list(context), []
+    for _ in range(k):
+        x = sample_from(draft(ctx), rng.random())
+        out.append(x)
+        ctx.append(x)
+    return out
+
+
+def play_round(target, draft, context, drafted, rng, rule="correct"):
+    """(emitted, kinds): the tokens one verify pass emits, and how each came about."""
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    ctx, out, kinds = list(context), [], []
+    for x in drafted:
+        p, q = target(ctx), draft(ctx)
+        if rng.random() * q[x] < p[x]:
+            out.append(int(x))
+            kinds.append("accepted")
+            ctx.append(int(x))
+            continue
+        fix = p if rule == "no_resample" else residual(p, q)
+        out.append(sample_from(fix, rng.random()))
+        kinds.append("resampled")
+        return out, kinds
+    out.append(sample_from(target(ctx), rng.random()))
+    kinds.append("bonus")
+    return out, kinds
+
+
+def verify_round(target, draft, context, drafted, rng, rule="correct"):
+    """The tokens one round emits (1 to k+1); the reference for notebook 08's exercise."""
+    return play_round(target, draft, context, drafted, rng, rule)[0]
+
+
+@dataclass
+class Generation:
+    tokens: list = field(default_factory=list)   # every emitted id, in order
+    kinds: list = field(default_factory=list)    # "accepted" / "resampled" / "bonus", one per token
+    rounds: list = field(default_factory=list)   # tokens emitted by each round (= each target call)
+    k: int = 0
+
+    @property
+    def accepted(self):
+        return self.kinds.count("accepted")
+
+    @property
+    def accept_rate(self):
+        return self.accepted / (len(self.rounds) * self.k)
+
+    @property
+    def tokens_per_call(self):
+        return sum(self.rounds) / len(self.rounds)
+
+
+def generate(target, draft, context, n, k, rng, rule="correct"):
+    """Speculative generation of at least n tokens after context; every round is recorded."""
+    ctx, gen = list(context), Generation(k=k)
+    while len(gen.tokens) < n:
+        drafted = draft_tokens(draft, ctx, k, rng)
+        out, kinds = play_round(target, draft, ctx, drafted, rng, rule)
+        ctx.extend(out)
+        gen.tokens.extend(out)
+        gen.kinds.extend(kinds)
+        gen.rounds.append(len(out))
+    return gen
+
+
+def sample_plain(target, context, n, rng):
+    """n tokens from the target alone, one call and one uniform each."""
+    ctx = list(context)
+    for _ in range(n):
+        ctx.append(sample_from(target(ctx), rng.random()))
+    return ctx[len(context):]
+
+
+# --- prompt lookup: the draft copies a continuation from earlier in the context ----------
+
+def lookup_next(context, g):
+    """The token after the most recent earlier occurrence of the context's last n tokens, or None.
+
+    Tries n = g first, then shorter suffixes down to 1 (longest match wins), as prompt-lookup
+    decoding does.
+    """
+    n = len(context)
+    data = bytes(context)   # ids < 256: as a byte string, each search is one rfind
+    for m in range(min(g, n - 1), 0, -1):
+        j = data.rfind(data[n - m:], 0, n - 1)
+        if j >= 0:
+            return data[j + m]
+    return None
+
+
+def lookup_draft(g, V, fallback=None):
+    """A draft model that copies: one-hot on lookup_next(context, g); `fallback` (or uniform) if no match."""
+    def draft(context):
+        x = lookup_next(context if isinstance(context, (list, tuple)) else [int(t) for t in context], g)
+        if x is None:
+            return fallback(context) if fallback is not None else np.full(V, 1.0 / V)
+        q = np.zeros(V)
+        q[x] = 1.0
+        return q
+    return draft
+
+
+def onehot_residual(p, x):
+    """norm(max(0, p - onehot(x))) in closed form: p with x removed, renormalised (p if p[x] = 1)."""
+    r = np.array(p, dtype=float)
+    r[x] = 0.0
+    s = r.sum()
+    return r / s if s > 0 else np.asarray(p, dtype=float)
+
+
+# --- exactness ---------------------------------------------------------------------------
+
+def first_two_joint(target, draft, context, k, trials, rng, rule="correct"):
+    """V x V empirical joint of the first two tokens speculative generation emits, over `trials` runs."""
+    V = len(target(list(context)))
+    counts = np.zeros((V, V))
+    for _ in range(trials):
+        gen = generate(target, draft, context, 2, k, rng, rule)
+        counts[gen.tokens[0], gen.tokens[1]] += 1
+    return counts / trials
+
+
+def plain_first_two(target, context, trials, rng):
+    """The same joint from the target sampled directly: the sampling-noise floor."""
+    V = len(target(list(context)))
+    counts = np.zeros((V, V))
+    for _ in range(trials):
+        a, b = sample_plain(target, context, 2, rng)
+        counts[a, b] += 1
+    return counts / trials
+
+
+def exact_first_two(target, context):
+    """J[a, b] = p(a | context) * p(b | context + [a]), over the tokens with p(a) > 0."""
+    ctx = list(context)
+    p = target(ctx)
+    J = np.zeros((len(p), len(p)))
+    for a in np.flatnonzero(p):
+        J[a] = p[a] * target(ctx + [int(a)])
+    return J
+
+
+def tv_bound(J, trials, fail=1e-7):
+    """A threshold for TV(empirical joint of `trials` samples, J) that a correct sampler exceeds w.p. < fail.
+
+    Cell by cell E|emp - J| <= min(2 J, sqrt(J (1 - J) / trials)) (the triangle inequality; Jensen),
+    so E[TV] <= 0.5 * sum of those; and TV moves by at most
+    1/trials when one sample changes, so McDiarmid gives P(TV > E[TV] + t) <= exp(-2 trials t^2);
+    t = sqrt(ln(1/fail) / (2 trials)).
+    """
+    J = np.asarray(J, dtype=float)
+    mean = 0.5 * float(np.minimum(2 * J, np.sqrt(J * (1 - J) / trials)).sum())
+    return mean + math.sqrt(math.log(1 / fail) / (2 * trials))
+
+
+def seconds_per_call(model, contexts, repeat=7):
+    """The fastest of `repeat` passes: mean CPU seconds of one uncached model call over the contexts.
+
+    CPU time (time.process_time) leaves out the time this process waits for a busy machine,
+    and the fastest pass is the least disturbed by what else runs.
+    """
+    call = getattr(model, "uncached", model)
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        for c in contexts:
+            call(c)
+        times.append((time.process_time() - start) / len(contexts))
+    return float(min(times))
+
+
+def cost_ratio(draft, target, contexts, repeat=9):
+    """c = (seconds per draft call) / (seconds per target call), timed in alternating passes.
+
+    Alternating the two and keeping each one's fastest pass makes the ratio robust to a
+    machine whose load changes while it is measured.
+    """
+    t_draft, t_target = [], []
+    for _ in range(repeat):
+        t_target.append(seconds_per_call(target, contexts, repeat=1))
+        t_draft.append(seconds_per_call(draft, contexts, repeat=1))
+    return min(t_draft) / min(t_target)
+
+
+# --- showing a generation ------------------------------------------------------------------
+
+def coloured_html(tokens, kinds, alpha, colors):
+    """Generated text as HTML, each character coloured by how it came out (accepted/resampled/bonus)."""
+    import html
+    spans = []
+    for t, kind in zip(tokens, kinds):
+        ch = html.escape(alpha[int(t)])
+        spans.append(f'<span style="color:{colors[kind]}">{ch}</span>')
+    legend = " ".join(f'<span style="color:{colors[k]};font-weight:bold">{k}</span>'
+                      for k in ("accepted", "resampled", "bonus"))
+    return (f'<div style="font-size:11px">{legend}</div>'
+            f'<pre style="white-space:pre-wrap;font-size:12px;line-height:1.35;margin:0">{"".join(spans)}</pre>')

@@ -1,0 +1,28 @@
+"""`make bench`: every benchmark section in devtools/benches/, printed as a table.
+
+    python -m devtools.bench [SECTION ...]     # e.g. python -m devtools.bench notebooks
+"""
+import importlib
+import pkgutil
+import sys
+import time
+
+from . import benches
+
+
+def sections(names=None):
+    mods = [m.name for m in pkgutil.iter_modules(benches.__path__)]
+    return [m for m in sorted(mods) if not names or m in names]
+
+
+def main(names):
+    for name in sections(names):
+        print(f"\n== {name} ==", flush=True)
+        start = time.perf_counter()
+        for label, value in importlib.import_module(f"devtools.benches.{name}").bench():
+            print(f"  {label:<58} {value}", flush=True)
+        print(f"  ({time.perf_counter() - start:.1f} s for this section)", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,437 @@
+"""Answers the 04_tv_distance grader must judge: plausible mistakes, and correct variants."""
+
+from devtools.catalog import NUMPY_ATTACK
+
+AID = "04_tv_distance"
+
+# The correct round, written so that each wrong variant below is a small, visible edit of it.
+_ROUND = """
+def verify_round(P, Q, ctx, drafted, rng, rule="correct"):
+    prefixes = [ctx] + list(drafted)
+    out = []
+    for i, x in enumerate(drafted):
+        p, q = P[prefixes[i]], Q[prefixes[i]]
+        if rule == "greedy":
+            kept = x == int(np.argmax(p))
+        else:
+            kept = rng.random() < p[x] / q[x]
+        if kept:
+            out.append(int(x))
+            continue
+        out.append(sample_from(p if rule == "no_resample" else residual(p, q), rng.random()))
+        if rule == "continue":
+            out.extend(int(d) for d in drafted[i + 1:])
+        return out
+    out.append(sample_from(P[prefixes[-1]], rng.random()))
+    return out
+"""
+
+
+def _edit(*pairs):
+    """The correct round with each (old, new) replaced once; fails loudly if `old` is not there."""
+    src = _ROUND
+    for old, new in pairs:
+        assert src.count(old) == 1, old
+        src = src.replace(old, new)
+    return src
+
+
+_BONUS = "    out.append(sample_from(P[prefixes[-1]], rng.random()))\n    return out\n"
+_FIX = "        out.append(sample_from(p if rule == \"no_resample\" else residual(p, q), rng.random()))\n"
+
+
+CATALOG = {
+    "tv_distance": {
+        "wrong": {
+            "without the 0.5": """
+def tv_distance(a, b):
+    return float(np.abs(np.asarray(a) - np.asarray(b)).sum())
+""",
+            "without the 0.5, after patching numpy's comparisons": NUMPY_ATTACK + """
+def tv_distance(a, b):
+    return float(np.abs(np.asarray(a) - np.asarray(b)).sum())
+""",
+            "largest single difference": """
+def tv_distance(a, b):
+    return float(np.abs(np.asarray(a) - np.asarray(b)).max())
+""",
+            "no absolute value": """
+def tv_distance(a, b):
+    return 0.5 * float((np.asarray(a) - np.asarray(b)).sum())
+""",
+            "Euclidean distance": """
+def tv_distance(a, b):
+    return 0.5 * float(np.linalg.norm(np.ravel(a) - np.ravel(b)))
+""",
+            "row by row on a 2-D array (returns an array)": """
+def tv_distance(a, b):
+    return 0.5 * np.abs(np.asarray(a) - np.asarray(b)).sum(axis=-1)
+""",
+            "first row only of a 2-D array": """
+def tv_distance(a, b):
+    a, b = np.atleast_2d(a), np.atleast_2d(b)
+    return 0.5 * float(np.abs(a[0] - b[0]).sum())
+""",
+        },
+        "right": {
+            "numpy, one line": """
+def tv_distance(a, b):
+    return 0.5 * np.abs(np.subtract(a, b)).sum()
+""",
+            "plain Python over the flattened arrays": """
+def tv_distance(a, b):
+    total = 0.0
+    for x, y in zip(np.ravel(a), np.ravel(b)):
+        total += abs(x - y)
+    return total / 2
+""",
+            "L1 norm": """
+def tv_distance(a, b):
+    return float(np.linalg.norm(np.ravel(a) - np.ravel(b), 1)) / 2
+""",
+        },
+    },
+    "target_joint": {
+        "wrong": {
+            "independent tokens: P[ctx] outer P[ctx]": """
+def target_joint(P, ctx):
+    return np.outer(P[ctx], P[ctx])
+""",
+            "transposed": """
+def target_joint(P, ctx):
+    return (P[ctx][:, None] * P).T
+""",
+            "second token from the context's column": """
+def target_joint(P, ctx):
+    return P[:, ctx][:, None] * P
+""",
+            "second token's row indexed by the column (P.T)": """
+def target_joint(P, ctx):
+    return P[ctx][:, None] * P.T
+""",
+            "ignores the context": """
+def target_joint(P, ctx):
+    return P / len(P)
+""",
+        },
+        "right": {
+            "outer-product loop": """
+def target_joint(P, ctx):
+    J = np.zeros((len(P), len(P)))
+    for x in range(len(P)):
+        for y in range(len(P)):
+            J[x, y] = P[ctx][x] * P[x][y]
+    return J
+""",
+            "einsum": """
+def target_joint(P, ctx):
+    return np.einsum("x,xy->xy", P[ctx], P)
+""",
+            "diagonal matrix product": """
+def target_joint(P, ctx):
+    return np.diag(P[ctx]) @ P
+""",
+        },
+    },
+    "verify_round": {
+        "wrong": {
+            "off-by-one prefix: verifies drafted[i] against P[drafted[i]]": _edit(
+                ("p, q = P[prefixes[i]], Q[prefixes[i]]", "p, q = P[x], Q[x]")),
+            "bonus token missing": _edit((_BONUS, "    return out\n")),
+            "bonus token from the draft q": _edit(
+                ("out.append(sample_from(P[prefixes[-1]], rng.random()))",
+                 "out.append(sample_from(Q[prefixes[-1]], rng.random()))")),
+            "bonus token from the context's row": _edit(
+                ("out.append(sample_from(P[prefixes[-1]], rng.random()))",
+                 "out.append(sample_from(P[ctx], rng.random()))")),
+            "bonus token from the prefix before the last draft": _edit(
+                ("out.append(sample_from(P[prefixes[-1]], rng.random()))",
+                 "out.append(sample_from(P[prefixes[-2]], rng.random()))")),
+            "bonus token duplicated": _edit(
+                (_BONUS, "    out.append(sample_from(P[prefixes[-1]], rng.random()))\n" + _BONUS)),
+            "bonus token also after a rejection": _edit(
+                ("            out.extend(int(d) for d in drafted[i + 1:])\n        return out\n",
+                 "            out.extend(int(d) for d in drafted[i + 1:])\n"
+                 "        out.append(sample_from(P[prefixes[i + 1]], rng.random()))\n        return out\n")),
+            "drafts kept after a rejection": _edit(
+                ("        if rule == \"continue\":\n            out.extend(int(d) for d in drafted[i + 1:])\n",
+                 "        out.extend(int(d) for d in drafted[i + 1:])\n")),
+            "does not stop at the first rejection (tests every draft)": _edit(
+                ("            out.extend(int(d) for d in drafted[i + 1:])\n        return out\n",
+                 "            out.extend(int(d) for d in drafted[i + 1:])\n        continue\n")),
+            "resamples from p instead of the residual": _edit(
+                (_FIX, "        out.append(sample_from(p, rng.random()))\n")),
+            "resamples from q": _edit(
+                (_FIX, "        out.append(sample_from(q, rng.random()))\n")),
+            "residual not renormalised": _edit(
+                (_FIX, "        out.append(sample_from(np.clip(p - q, 0, None), rng.random()))\n")),
+            "residual not clipped": _edit(
+                (_FIX, "        out.append(sample_from((p - q) / np.abs(p - q).sum(), rng.random()))\n")),
+            "p/q inverted": _edit(("kept = rng.random() < p[x] / q[x]", "kept = rng.random() < q[x] / p[x]")),
+            "accept test reversed (keeps when u >= p/q)": _edit(
+                ("kept = rng.random() < p[x] / q[x]", "kept = rng.random() >= p[x] / q[x]")),
+            "greedy acceptance as the correct rule": _edit(
+                ("        if rule == \"greedy\":\n", "        if True:\n")),
+            "accept test compares u with p[x] alone": _edit(
+                ("kept = rng.random() < p[x] / q[x]", "kept = rng.random() < p[x]")),
+            "the rejected draft is emitted instead of a residual sample": _edit(
+                (_FIX, "        out.append(int(x))\n")),
+            "residual sampled with the accept test's uniform": _edit(
+                ("            kept = rng.random() < p[x] / q[x]\n",
+                 "            u = rng.random()\n            kept = u < p[x] / q[x]\n"),
+                (_FIX, "        out.append(sample_from(residual(p, q), u))\n")),
+        },
+        "right": {
+            "the reference": _ROUND,
+            "u <= p/q": _edit(("kept = rng.random() < p[x] / q[x]", "kept = rng.random() <= p[x] / q[x]")),
+            "u * q[x] < p[x]": _edit(("kept = rng.random() < p[x] / q[x]", "kept = rng.random() * q[x] < p[x]")),
+            "min(1, p/q) via accept_prob": _edit(
+                ("kept = rng.random() < p[x] / q[x]", "kept = rng.random() < accept_prob(p, q, x)")),
+            "own residual with a uniform fallback": _edit(
+                (_FIX, "        r = np.maximum(p - q, 0)\n"
+                       "        r = r / r.sum() if r.sum() > 0 else np.ones(len(p)) / len(p)\n"
+                       "        out.append(sample_from(p if rule == \"no_resample\" else r, rng.random()))\n")),
+            "searchsorted instead of sample_from, all rows looked up first": """
+def verify_round(P, Q, ctx, drafted, rng, rule="correct"):
+    drafted = np.asarray(drafted)
+    rows = np.concatenate([[ctx], drafted])
+    ps, qs = np.asarray(P)[rows], np.asarray(Q)[rows]     # the k + 1 distributions of one target call
+
+    def draw(dist):
+        return int(np.searchsorted(np.cumsum(dist), rng.random(), side="right"))
+
+    out = []
+    for i, x in enumerate(drafted.tolist()):
+        p, q = ps[i], qs[i]
+        if rule == "greedy":
+            ok = x == p.argmax()
+        else:
+            ok = rng.random() * q[x] < p[x]
+        if ok:
+            out.append(x)
+            continue
+        if rule == "no_resample":
+            out.append(draw(p))
+        else:
+            r = np.clip(p - q, 0, None)
+            out.append(draw(r / r.sum()))
+        if rule == "continue":
+            out += drafted[i + 1:].tolist()
+        return out
+    return out + [draw(ps[-1])]
+""",
+        },
+    },
+    "speculative_joint": {
+        "wrong": {
+            "counts, not frequencies": """
+def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+    counts = np.zeros((len(P), len(P)))
+    for _ in range(rounds):
+        out, t = [], ctx
+        while len(out) < 2:
+            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
+            t = out[-1]
+        counts[out[0], out[1]] += 1
+    return counts
+""",
+            "transposed": """
+def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+    counts = np.zeros((len(P), len(P)))
+    for _ in range(rounds):
+        out, t = [], ctx
+        while len(out) < 2:
+            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
+            t = out[-1]
+        counts[out[1], out[0]] += 1
+    return counts / rounds
+""",
+            "the next round restarts from ctx": """
+def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+    counts = np.zeros((len(P), len(P)))
+    for _ in range(rounds):
+        out = []
+        while len(out) < 2:
+            out += verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng, rule)
+        counts[out[0], out[1]] += 1
+    return counts / rounds
+""",
+            "the rule is not passed on": """
+def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+    counts = np.zeros((len(P), len(P)))
+    for _ in range(rounds):
+        out, t = [], ctx
+        while len(out) < 2:
+            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+            t = out[-1]
+        counts[out[0], out[1]] += 1
+    return counts / rounds
+""",
+            "second token straight from the target when a round emits one": """
+def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+    counts = np.zeros((len(P), len(P)))
+    for _ in range(rounds):
+        out = verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng, rule)
+        if len(out) < 2:
+            out.append(sample_from(P[out[0]], rng.random()))
+        counts[out[0], out[1]] += 1
+    return counts / rounds
+""",
+            "one draft reused for the second round": """
+def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+    counts = np.zeros((len(P), len(P)))
+    for _ in range(rounds):
+        d = draft_tokens(Q, ctx, k, rng)
+        out = verify_round(P, Q, ctx, d, rng, rule)
+        if len(out) < 2:
+            out += verify_round(P, Q, out[-1], d, rng, rule)
+        counts[out[0], out[1]] += 1
+    return counts / rounds
+""",
+            "drafts k - 1 tokens": """
+def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+    counts = np.zeros((len(P), len(P)))
+    for _ in range(rounds):
+        out, t = [], ctx
+        while len(out) < 2:
+            out += verify_round(P, Q, t, draft_tokens(Q, t, max(1, k - 1), rng), rng, rule)
+            t = out[-1]
+        counts[out[0], out[1]] += 1
+    return counts / rounds
+""",
+            "its own generator instead of rng": """
+def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+    mine = np.random.default_rng(0)
+    counts = np.zeros((len(P), len(P)))
+    for _ in range(rounds):
+        out, t = [], ctx
+        while len(out) < 2:
+            out += verify_round(P, Q, t, draft_tokens(Q, t, k, mine), mine, rule)
+            t = out[-1]
+        counts[out[0], out[1]] += 1
+    return counts / rounds
+""",
+            "the last two tokens of the first round": """
+def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+    counts = np.zeros((len(P), len(P)))
+    for _ in range(rounds):
+        out, t = [], ctx
+        while len(out) < 2:
+            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
+            t = out[-1]
+        counts[out[-2], out[-1]] += 1
+    return counts / rounds
+""",
+        },
+        "right": {
+            "the reference": """
+def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+    counts = np.zeros((len(P), len(P)))
+    for _ in range(rounds):
+        out, t = [], ctx
+        while len(out) < 2:
+            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
+            t = out[-1]
+        counts[out[0], out[1]] += 1
+    return counts / rounds
+""",
+            "a Counter of pairs": """
+from collections import Counter
+
+def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+    pairs = Counter()
+    for _ in range(rounds):
+        emitted = []
+        while len(emitted) < 2:
+            t = emitted[-1] if emitted else ctx
+            emitted.extend(verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule=rule))
+        pairs[tuple(emitted[:2])] += 1
+    J = np.zeros((len(P), len(P)))
+    for (x, y), n in pairs.items():
+        J[x, y] = n / rounds
+    return J
+""",
+            "np.add.at after collecting the pairs": """
+def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+    firsts, seconds = [], []
+    for _ in range(rounds):
+        out = verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng, rule)
+        while len(out) < 2:
+            t = out[-1]
+            out = out + verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
+        firsts.append(out[0])
+        seconds.append(out[1])
+    J = np.zeros((len(P), len(P)))
+    np.add.at(J, (np.array(firsts), np.array(seconds)), 1.0 / rounds)
+    return J
+""",
+        },
+    },
+    "predicted_worst": {
+        "wrong": {
+            "no_resample": 'def predicted_worst():\n    return "no_resample"\n',
+            "continue": 'def predicted_worst():\n    return "continue"\n',
+            "the correct rule": 'def predicted_worst():\n    return "correct"\n',
+            "a variable, not a function": 'predicted_worst = "greedy"\n',
+        },
+        "right": {
+            "greedy": 'def predicted_worst():\n    return "greedy"\n',
+            "greedy, built from a list": 'def predicted_worst():\n    return ["continue", "greedy"][1]\n',
+        },
+    },
+}
+
+# Break-it: each broken rule must break exactly as specified. These are wrong answers for the
+# break-it tests (they name verify_round too, so they sit under the same function).
+_BREAKIT = {
+    "break-it: greedy implemented as the correct rule (does not break)": _edit(
+        ("        if rule == \"greedy\":\n", "        if False:\n")),
+    "break-it: greedy that draws a uniform for its test": _edit(
+        ("            kept = x == int(np.argmax(p))\n",
+         "            rng.random()\n            kept = x == int(np.argmax(p))\n")),
+    "break-it: greedy against the draft's argmax": _edit(
+        ("kept = x == int(np.argmax(p))", "kept = x == int(np.argmax(q))")),
+    "break-it: greedy that samples p on rejection": _edit(
+        (_FIX, "        out.append(sample_from(p if rule in (\"no_resample\", \"greedy\") else residual(p, q), "
+               "rng.random()))\n")),
+    "break-it: no_resample implemented as the correct rule (does not break)": _edit(
+        (_FIX, "        out.append(sample_from(residual(p, q), rng.random()))\n")),
+    "break-it: no_resample samples q": _edit(
+        (_FIX, "        out.append(sample_from(q if rule == \"no_resample\" else residual(p, q), rng.random()))\n")),
+    "break-it: no_resample samples the context's row": _edit(
+        (_FIX, "        out.append(sample_from(P[ctx] if rule == \"no_resample\" else residual(p, q), "
+               "rng.random()))\n")),
+    "break-it: continue implemented as the correct rule (does not break)": _edit(
+        ("        if rule == \"continue\":\n            out.extend(int(d) for d in drafted[i + 1:])\n", "")),
+    "break-it: continue keeps the rejected draft too": _edit(
+        ("out.extend(int(d) for d in drafted[i + 1:])", "out.extend(int(d) for d in drafted[i:])")),
+    "break-it: continue drops the residual token": _edit(
+        (_FIX, "        if rule != \"continue\":\n    " + _FIX)),
+    "break-it: continue adds a bonus token": _edit(
+        ("            out.extend(int(d) for d in drafted[i + 1:])\n",
+         "            out.extend(int(d) for d in drafted[i + 1:])\n"
+         "            out.append(sample_from(P[out[-1]], rng.random()))\n")),
+    "break-it: continue tests the remaining drafts instead of emitting them": _edit(
+        ("            out.extend(int(d) for d in drafted[i + 1:])\n        return out\n",
+         "            continue\n        return out\n")),
+}
+CATALOG["verify_round"]["wrong"].update(_BREAKIT)
+
+
+# The message a student with each of these mistakes must read (a fragment of it).
+MESSAGES = {
+    ("tv_distance", "without the 0.5"): "remember the 0.5",
+    ("tv_distance", "row by row on a 2-D array (returns an array)"): "sums over every entry",
+    ("target_joint", "independent tokens: P[ctx] outer P[ctx]"): "p(f | e)",
+    ("verify_round", "off-by-one prefix: verifies drafted[i] against P[drafted[i]]"): "the token before it",
+    ("verify_round", "bonus token missing"): "bonus",
+    ("verify_round", "drafts kept after a rejection"): "and stops",
+    ("verify_round", "resamples from p instead of the residual"): "residual of row",
+    ("verify_round", "break-it: greedy implemented as the correct rule (does not break)"): "draws no uniform",
+    ("verify_round", "break-it: no_resample implemented as the correct rule (does not break)"): "not the residual",
+    ("verify_round", "break-it: continue implemented as the correct rule (does not break)"): "drafted[i+1:]",
+    ("speculative_joint", "counts, not frequencies"): "1/rounds",
+    ("speculative_joint", "the next round restarts from ctx"): "from THAT token",
+}
+for (_func, _desc), _fragment in MESSAGES.items():
+    CATALOG[_func]["wrong"][_desc] = (CATALOG[_func]["wrong"][_desc], _fragment)

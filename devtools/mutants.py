@@ -1,0 +1,120 @@
+"""Run a source notebook's graded tests against other implementations of one exercise.
+
+This is how the grader's strength is itself tested: every wrong answer in
+devtools/catalog/ must fail at least one graded test cell that names its function,
+and every correct variant must pass all of them.
+
+The source notebook is executed once, in-process, with the instructor's solutions
+(cells run in order in one namespace, as a kernel would). For each variant, a copy
+of that namespace gets the variant's definition and then re-runs the graded test
+cells that name the function.
+"""
+import builtins
+import contextlib
+import io
+import math
+import os
+import re
+from functools import lru_cache
+
+import nbformat
+import numpy
+
+from grading.course import source_notebook
+
+
+def graded_cells(nb):
+    return [c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")]
+
+
+def tests_naming(nb, func):
+    """The graded test cells whose source calls or names `func`."""
+    word = re.compile(rf"\b{re.escape(func)}\b")
+    return [c for c in graded_cells(nb) if word.search(c.source)]
+
+
+def strip_magics(src):
+    return "\n".join(line for line in src.splitlines() if not line.lstrip().startswith(("%", "!")))
+
+
+@lru_cache(maxsize=None)
+def _executed(aid):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path = source_notebook(aid)
+    nb = nbformat.read(path, as_version=4)
+    ns = {"__name__": "__main__"}
+    cwd = os.getcwd()
+    os.chdir(path.parent)  # a kernel runs in the notebook's folder
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            for cell in nb.cells:
+                if cell.cell_type == "code":
+                    exec(compile(strip_magics(cell.source), f"<{aid} {cell.id}>", "exec"), ns)
+                    plt.close("all")
+    finally:
+        os.chdir(cwd)
+    return nb, ns
+
+
+def run_variant(aid, func, source):
+    """Define `source` over the solved notebook and run the tests that name `func`.
+
+    Returns a list of (grade_id, error) for the test cells that failed; [] means all passed.
+    """
+    nb, base = _executed(aid)
+    cells = tests_naming(nb, func)
+    if not cells:
+        raise LookupError(f"{aid}: no graded test cell names {func!r}")
+    ns = dict(base)
+    failures = []
+    with _restored(numpy, builtins, math):  # a variant that patches a module must not leak into the next
+        exec(compile(source, f"<variant of {func}>", "exec"), ns)
+        for cell in cells:
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    exec(compile(cell.source, f"<{cell.metadata.nbgrader.grade_id}>", "exec"), ns)
+            except Exception as err:  # a crash is as much a failed test as an assert
+                failures.append((cell.metadata.nbgrader.grade_id, f"{type(err).__name__}: {err}"))
+    return failures
+
+
+@contextlib.contextmanager
+def _restored(*modules):
+    saved = [(m, dict(vars(m))) for m in modules]
+    try:
+        yield
+    finally:
+        for m, attrs in saved:
+            for name in set(vars(m)) - set(attrs):
+                delattr(m, name)
+            for name, value in attrs.items():
+                if vars(m).get(name, attrs) is not value:
+                    setattr(m, name, value)
+
+
+def with_variant(aid, func, source):
+    """The solved source notebook with the solution cell that defines `func` replaced by `source`."""
+    nb = nbformat.read(source_notebook(aid), as_version=4)
+    word = re.compile(rf"^def {re.escape(func)}\b", re.M)
+    cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution") and word.search(c.source)]
+    if len(cells) != 1:
+        raise LookupError(f"{aid}: expected one solution cell defining {func}, found {len(cells)}")
+    cells[0].source = source
+    return nb
+
+
+def failing_in_kernel(nb, folder, timeout=60):
+    """Execute nb in a real kernel (cwd = folder); return the grade_ids of graded cells that raised.
+
+    Use this instead of run_variant for code that tampers with the interpreter itself
+    (builtins, numpy): it must not run inside the test process.
+    """
+    from nbclient import NotebookClient
+
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    return {c.metadata.nbgrader.grade_id for c in graded_cells(nb)
+            if any(o.get("output_type") == "error" for o in c.get("outputs", []))}
