@@ -50,6 +50,50 @@ def break_even_cost(tokens_per_call, k):
     return (tokens_per_call - 1) / k
 
 
+# --- what a draft step really costs (notebooks 06 and 07) ----------------------------
+#
+# At batch one a decode step is memory-bound, so the *ideal* price of a draft step is the
+# time to read its weights: t_draft = draft bytes / bandwidth, and c = t_draft / t_target.
+# A small model never gets there. Every step also pays a fixed cost that does not shrink
+# with the model: launching its kernels (a dozen or more per layer: norms, projections,
+# attention, MLP, residual adds), the all-reduces when it is split over several cards,
+# sampling the token, and the host loop that starts the next step. The course models
+# that as one constant per draft step:
+#
+#     c_realistic = (t_draft_bytes + t_overhead) / t_target.
+#
+# DRAFT_STEP_OVERHEAD_S = 0.8 ms. Where the figure comes from:
+#   * kernel launches: a 16-layer draft such as Llama-3.2-1B runs on the order of 300
+#     kernels per step, at a few microseconds each to launch and finish: 0.5-1 ms when
+#     the steps are not captured in a CUDA graph;
+#   * a measured pair: Chen et al. 2023 (arXiv 2302.01318, section 4) serve Chinchilla 70B
+#     at 14.1 ms per token and their 4B draft at 1.8 ms per token on 16 TPU v4 chips
+#     (c = 1.8 / 14.1 = 0.128, the c ~ 0.13 the course quotes). Reading 4B bf16 weights
+#     (8 GB) at 16 x 1.2 TB/s takes about 0.42 ms, so about 1.4 ms of each draft step
+#     is not weight traffic;
+#   * 0.8 ms, inside that 0.5-1.4 ms range, makes the 1B draft step of the hardware
+#     explainer's deployment (2.5 GB over four H100s, 0.19 ms of bytes) cost about 1 ms.
+# It is a model, not a measurement of any one system: CUDA graphs and fused kernels can
+# cut it several-fold, a Python serving loop can double it. The notebooks show the ideal
+# and the realistic c side by side.
+DRAFT_STEP_OVERHEAD_S = 0.8e-3
+
+
+def draft_cost(t_draft, t_target, overhead=0.0):
+    """The draft cost c: one draft step's time over one target step's time.
+
+    t_draft is the draft step's bandwidth-bound time (its weight bytes over bandwidth),
+    t_target the target step's, both in seconds; `overhead` (seconds) is added to every
+    draft step: c = (t_draft + overhead) / t_target. overhead=0 gives the ideal c, and
+    overhead=DRAFT_STEP_OVERHEAD_S the course's realistic one. Works on arrays.
+    """
+    t_draft, t_target, overhead = (np.asarray(v, dtype=float) for v in (t_draft, t_target, overhead))
+    if np.any(t_target <= 0) or np.any(t_draft < 0) or np.any(overhead < 0):
+        raise ValueError("times must be non-negative and the target's step time positive")
+    out = (t_draft + overhead) / t_target
+    return float(out) if out.ndim == 0 else out
+
+
 def best_speedup(a, c, k_max=16):
     """(k, speedup): the best expected speedup over k = 1..k_max, and the k that achieves it."""
     k = best_k(a, c, k_max)

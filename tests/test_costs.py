@@ -75,3 +75,25 @@ def test_solve_alpha_inverts_expected_tokens():
         assert costs.solve_alpha(costs.expected_tokens(a, 4), 4) == pytest.approx(a, abs=1e-9)
     with pytest.raises(ValueError):
         costs.solve_alpha(6.0, 4)
+
+
+def test_draft_cost_adds_a_fixed_overhead_per_draft_step():
+    # ideal: the bandwidth-bound ratio; the 1B-for-70B pair on four H100s
+    bw = 4 * 3.35e12
+    t_draft, t_target = 2.5e9 / bw, 140e9 / bw
+    assert costs.draft_cost(t_draft, t_target) == pytest.approx(2.5 / 140)
+    assert costs.draft_cost(t_draft, t_target, overhead=0.0) == pytest.approx(0.017857, abs=1e-6)
+    # realistic: the overhead is paid per draft step, on top of the bytes
+    c = costs.draft_cost(t_draft, t_target, overhead=costs.DRAFT_STEP_OVERHEAD_S)
+    assert c == pytest.approx((t_draft + 0.8e-3) / t_target)
+    assert 0.09 < c < 0.1                        # about 1 ms of draft step against 10.4 ms of target step
+    assert round(t_draft + costs.DRAFT_STEP_OVERHEAD_S, 4) == 0.001
+    # Chen et al.'s measured pair: 1.8 ms against 14.1 ms
+    assert round(costs.draft_cost(1.8e-3, 14.1e-3), 2) == 0.13
+    # arrays, and bad input
+    np.testing.assert_allclose(costs.draft_cost(np.array([0.0, 1.0]), 2.0, 1.0), [0.5, 1.0])
+    assert isinstance(costs.draft_cost(1.0, 2.0), float)
+    with pytest.raises(ValueError):
+        costs.draft_cost(1.0, 0.0)
+    with pytest.raises(ValueError):
+        costs.draft_cost(1.0, 1.0, overhead=-1e-3)
