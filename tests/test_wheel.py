@@ -6,6 +6,7 @@ path file (no download, and no editable finder: .pth files in that folder are no
 Then, from a folder that is not the checkout, every notebook's imports run, the data files load,
 and a widget's update function redraws.
 """
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -25,8 +26,13 @@ FIRST_IMPORTS = {aid: next(c.source for c in nbformat.read(source_notebook(aid),
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wheel")
+    # build from a copy: an in-tree build leaves build/lib behind, whose stale files a later wheel would ship
+    src = tmp / "src"
+    src.mkdir()
+    for part in ("pyproject.toml", "README.md", "speclab", "grading", "data"):
+        (shutil.copytree if (REPO / part).is_dir() else shutil.copy)(REPO / part, src / part)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(tmp / "dist"), str(REPO)], check=True, capture_output=True)
+                    "-w", str(tmp / "dist"), str(src)], check=True, capture_output=True)
     wheel = next((tmp / "dist").glob("speclab-*.whl"))
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp / "venv")], check=True)
     python = tmp / "venv" / "bin" / "python"
