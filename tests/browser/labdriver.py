@@ -359,10 +359,19 @@ def open_notebook(page, server, relpath):
 
 
 # Cells still queued or running show [*] in their prompt; the kernel is idle once the last one is done.
+# Also says whether the last code cell has run: Run All then has certainly reached the end.
 JS_BUSY = """() => { const w = window.jupyterapp.shell.currentWidget;
   const queued = [...w.content.node.querySelectorAll('.jp-InputPrompt')].filter(e => e.innerText.includes('*')).length;
   const k = w.sessionContext.session && w.sessionContext.session.kernel;
-  return queued + (k && k.status === 'idle' ? 0 : 1); }"""
+  const code = w.content.widgets.filter(c => c.model.type === 'code');
+  const lastRan = code.length === 0 || code[code.length - 1].model.executionCount !== null;
+  return {busy: queued + (k && k.status === 'idle' ? 0 : 1), lastRan}; }"""
+
+# A quiet page whose last cell has not run is taken as Run All having stopped only after this long:
+# between two cells the front end may show neither a queued prompt nor a busy kernel for a moment
+# (it sends the next cell once it has handled the previous reply, widget rendering included), and
+# on a loaded machine that moment lasted over a second and was misread as an early stop.
+STOPPED_QUIET_S = 15
 
 
 def run_all(page, timeout=RUN_ALL_S):
@@ -371,11 +380,19 @@ def run_all(page, timeout=RUN_ALL_S):
     (The command's own promise settles as soon as one cell fails, even a cell tagged
     raises-exception, while the cells below it still run: so watch the prompts instead.)"""
     page.evaluate(JS_RUN_ALL)
-    deadline, quiet = time.monotonic() + timeout, 0
-    while quiet < 3:
-        if time.monotonic() > deadline:
+    deadline, quiet_since = time.monotonic() + timeout, None
+    while True:
+        now = time.monotonic()
+        if now > deadline:
             raise TimeoutError(f"Run All still running after {timeout} s")
-        quiet = quiet + 1 if page.evaluate(JS_BUSY) == 0 else 0
+        state = page.evaluate(JS_BUSY)
+        if state["busy"]:
+            quiet_since = None
+        else:
+            quiet_since = quiet_since or now
+            quiet = now - quiet_since
+            if (state["lastRan"] and quiet >= 1.2) or quiet >= STOPPED_QUIET_S:
+                return
         time.sleep(0.4)
 
 
