@@ -1,15 +1,17 @@
 """What speculation buys: expected tokens per target call, speedup, the best k, the break-even cost.
 
 Reference versions of what notebooks 05 and 06 teach, plus the exact Markov-table
-analysis the notebooks put beside the paper's i.i.d. formula.
+analysis the notebooks put beside the paper's i.i.d. formula, the draft-step overhead
+model (06, 07), and the published figures the notebooks quote.
 
-Two different "alpha"s appear in this course. The seed page's alpha is a *blend
-weight* (draft = alpha * target + (1 - alpha) * other). The paper's alpha is an
-*acceptance rate*: the chance that one drafted token survives the accept test,
-averaged over contexts. Everything in this module that is called `a` or `alpha`
-is the paper's acceptance rate.
+Names. alpha (`a`) is always the paper's acceptance rate: the expected acceptance of one
+drafted token, sum over x of min(p(x), q(x)), averaged over contexts. The NumPy
+walk-through's "alpha" is a blend weight (draft = w * target + (1 - w) * other), and its
+"accept rate" column is the *kept fraction*: drafts kept / drafts made in a run,
+(tokens per call - 1) / k, which is (alpha + ... + alpha^k) / k for an i.i.d. pair and
+falls with k.
 
-Cost model (Leviathan et al. 2022, section 3.4): a round costs one target call plus
+Cost model (Leviathan et al. 2023, section 3.4): a round costs one target call plus
 k draft calls, a draft call costing c target calls, so
 
     speedup = tokens per round / (1 + k * c).
@@ -114,20 +116,47 @@ def corollary_bound(a, c):
     return (1 + a) / (1 + c)
 
 
-# Published draft/target pairs, as the papers report them (not our toy's numbers).
-PUBLISHED = [
-    {"pair": "T5-small drafting for T5-XXL (11B)", "source": "Leviathan et al. 2022",
-     "alpha": (0.62, 0.75), "speedup": (2.3, 3.4), "c": None},
-    {"pair": "4B drafting for Chinchilla 70B", "source": "Chen et al. 2023",
-     "alpha": None, "speedup": (2.0, 2.5), "c": 0.13},
+# --- published figures the notebooks quote --------------------------------------------
+
+# Leviathan, Kalman & Matias 2023 (ICML; arXiv 2211.17192), Table 2: T5-XXL (11B) target,
+# T5-small (77M) draft, walltime speedup over T5X's own decoding, gamma drafts per round and
+# the measured alpha (their E[beta], the mean of sum min(p, q) over the contexts decoded).
+TABLE2_T5_SMALL = [
+    {"task": "EnDe", "decoding": "argmax", "gamma": 7, "alpha": 0.75, "speedup": 3.4},
+    {"task": "EnDe", "decoding": "sample", "gamma": 7, "alpha": 0.62, "speedup": 2.6},
+    {"task": "CNNDM", "decoding": "argmax", "gamma": 5, "alpha": 0.65, "speedup": 3.1},
+    {"task": "CNNDM", "decoding": "sample", "gamma": 5, "alpha": 0.53, "speedup": 2.3},
 ]
 
-# Draft costs of real pairs for the break-even map: c is roughly the ratio of the bytes
-# (parameters) each step reads, since decoding at batch one is memory-bound.
+# Chen et al. 2023 (arXiv 2302.01318): Chinchilla 70B served on 16 TPU v4 at 14.1 ms per
+# token, a 4B draft at 1.8 ms per token (section 4), K = 4 drafts per round; Table 1 reports
+# 1.92x on XSum and 2.46x on HumanEval.
+CHEN = {"pair": "4B drafting for Chinchilla 70B", "K": 4, "t_target_s": 14.1e-3, "t_draft_s": 1.8e-3,
+        "speedup": {"XSum": 1.92, "HumanEval": 2.46}}
+
+# Real pairs for the break-even map, on the hardware explainer's four H100s (4 x 3.35 TB/s,
+# NVIDIA's datasheet). Parameters: data/models (Llama-3.2-1B 1,235,814,400; Llama-3-70B
+# 70,553,706,496) and Meta's Llama-3-8B config (8,030,261,248: 32 layers, hidden 4096,
+# MLP 14336, 8 KV heads, 128,256-token vocabulary, untied head). All three share Llama 3's
+# tokenizer, so each can draft for the 70B. bf16: 2 bytes per parameter. "ideal" is the
+# bandwidth-bound ratio of step times, "realistic" adds DRAFT_STEP_OVERHEAD_S per draft step.
+_FOUR_H100_BYTES_PER_S = 4 * 3.35e12
+_LLAMA_PARAMS = {"1B": 1_235_814_400, "8B": 8_030_261_248, "70B": 70_553_706_496}
+
+
+def _pair(draft_key):
+    t_draft = 2 * _LLAMA_PARAMS[draft_key] / _FOUR_H100_BYTES_PER_S
+    t_target = 2 * _LLAMA_PARAMS["70B"] / _FOUR_H100_BYTES_PER_S
+    return {"t_draft_s": t_draft, "t_target_s": t_target, "c_ideal": draft_cost(t_draft, t_target),
+            "c_realistic": draft_cost(t_draft, t_target, DRAFT_STEP_OVERHEAD_S)}
+
+
 REAL_PAIRS = {
-    "7B for 70B": 0.10,
-    "1B for 70B": 2.5 / 140,       # 2.5 GB of draft weights against 140 GB of target weights
-    "4B for Chinchilla 70B": 0.13,  # Chen et al.'s measured draft/target step time
+    "Llama-3.2-1B for Llama-3-70B": _pair("1B"),
+    "Llama-3-8B for Llama-3-70B": _pair("8B"),
+    "4B for Chinchilla 70B (measured)": {"t_draft_s": CHEN["t_draft_s"], "t_target_s": CHEN["t_target_s"],
+                                         "c_ideal": None,
+                                         "c_realistic": draft_cost(CHEN["t_draft_s"], CHEN["t_target_s"])},
 }
 
 
@@ -168,8 +197,17 @@ def round_transition(P, Q, k):
     return T + Mj @ P                # all k kept: the bonus comes from the target
 
 
+def start_distribution(P, Q, k):
+    """Where rounds start in a long run: the stationary distribution of round_transition(P, Q, k).
+
+    A round starts on the token the previous round ended on, and rounds end more often
+    just after a hard context, so this differs from stationary(P), where the text spends its time.
+    """
+    return stationary(round_transition(P, Q, k))
+
+
 def markov_round_stats(P, Q, k, start=None):
-    """Exact (accept rate, tokens per call) of speculation with tables P, Q and k drafts.
+    """Exact (kept fraction, tokens per call) of speculation with tables P, Q and k drafts.
 
     The number of drafts kept from context x is sum over j = 1..k of (M^j 1)[x] with
     M = min(P, Q) elementwise: the Markov-table version of a + a^2 + ... + a^k. `start`
@@ -179,7 +217,7 @@ def markov_round_stats(P, Q, k, start=None):
     P, Q = np.asarray(P, dtype=float), np.asarray(Q, dtype=float)
     M = np.minimum(P, Q)
     if start is None:
-        start = stationary(round_transition(P, Q, k))
+        start = start_distribution(P, Q, k)
     start = np.asarray(start, dtype=float)
     kept, v = np.zeros(len(P)), np.ones(len(P))
     for _ in range(k):

@@ -1,11 +1,12 @@
-"""The seed page's sweep experiments, as a plain loop over speculative rounds.
+"""The NumPy walk-through's sweep experiments, as a plain loop over speculative rounds.
 
-Recipe (it reproduces the seed page's tables digit for digit): every row of a table
+Recipe (it reproduces the walk-through's tables digit for digit): every row of a table
 gets its own generator numpy.random.default_rng(seed) and runs 40,000 rounds; the
 first round starts from context 'a', each later one from the last token the previous
 round emitted, with a fresh draft of k tokens each round. Then
 
-    accept rate     = accepted drafts / (rounds * k)
+    kept fraction   = kept drafts / (rounds * k)   (the walk-through's "accept rate" column;
+                                                    not the paper's alpha, see speclab.costs)
     tokens per call = emitted tokens / rounds
     speedup         = tokens per call / (1 + k * c)
 
@@ -104,14 +105,14 @@ def run_rounds_fast(P, Q, k, rounds, rng, ctx=CONTEXT):
 
 
 def measure(P, Q, k, rounds, rng, ctx=CONTEXT, fast=True):
-    """(accept rate, tokens per call) of `rounds` rounds of speculation with k drafts."""
+    """(kept fraction, tokens per call) of `rounds` rounds of speculation with k drafts."""
     accepted, emitted = (run_rounds_fast if fast else run_rounds)(P, Q, k, rounds, rng, ctx)
     return accepted / (rounds * k), emitted / rounds
 
 
 def _row(label, P, Q, k, c, seed, rounds, fast):
     a, tokens = measure(P, Q, k, rounds, np.random.default_rng(seed), fast=fast)
-    return {"label": label, "k": k, "c": c, "accept": a, "tokens": tokens,
+    return {"label": label, "k": k, "c": c, "kept": a, "tokens": tokens,
             "speedup": speedup(tokens, k, c)}
 
 

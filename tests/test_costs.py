@@ -97,3 +97,30 @@ def test_draft_cost_adds_a_fixed_overhead_per_draft_step():
         costs.draft_cost(1.0, 0.0)
     with pytest.raises(ValueError):
         costs.draft_cost(1.0, 1.0, overhead=-1e-3)
+
+
+def test_round_starts_are_not_where_the_text_spends_its_time():
+    P, Q = target(), draft("middling")
+    start = costs.start_distribution(P, Q, 4)
+    assert start.sum() == pytest.approx(1.0)
+    assert start @ costs.round_transition(P, Q, 4) == pytest.approx(start)       # stationary for rounds
+    pi = costs.stationary(P)
+    assert (round(pi[2], 3), round(start[2], 3)) == (0.078, 0.040)             # 'c' is over-proposed by the draft
+    # the exact count uses the round starts by default
+    assert costs.markov_round_stats(P, Q, 4) == pytest.approx(costs.markov_round_stats(P, Q, 4, start=start))
+    assert costs.markov_round_stats(P, P, 3, start=pi) == pytest.approx((1.0, 4.0))
+
+
+def test_published_figures_as_quoted():
+    rows = {(r["task"], r["decoding"]): (r["gamma"], r["alpha"], r["speedup"]) for r in costs.TABLE2_T5_SMALL}
+    assert rows == {("EnDe", "argmax"): (7, 0.75, 3.4), ("EnDe", "sample"): (7, 0.62, 2.6),
+                    ("CNNDM", "argmax"): (5, 0.65, 3.1), ("CNNDM", "sample"): (5, 0.53, 2.3)}
+    # CNNDM argmax beats what the i.i.d. formula allows even for a free draft
+    assert round(costs.expected_tokens(0.65, 5), 2) == 2.64
+    assert costs.CHEN["K"] == 4 and round(costs.CHEN["t_draft_s"] / costs.CHEN["t_target_s"], 2) == 0.13
+    one = costs.REAL_PAIRS["Llama-3.2-1B for Llama-3-70B"]
+    assert round(one["c_ideal"], 3) == 0.018 and round(one["t_draft_s"] * 1e3, 3) == 0.184
+    assert one["c_realistic"] == pytest.approx((one["t_draft_s"] + costs.DRAFT_STEP_OVERHEAD_S) / one["t_target_s"])
+    for pair in costs.REAL_PAIRS.values():
+        if pair["c_ideal"] is not None:
+            assert pair["c_ideal"] < pair["c_realistic"]

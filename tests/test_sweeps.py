@@ -1,4 +1,4 @@
-"""speclab.sweeps reproduces the seed page's tables, and its fast loop is the plain loop."""
+"""speclab.sweeps reproduces the NumPy walk-through's tables, and its fast loop is the plain loop."""
 import numpy as np
 import pytest
 
@@ -34,17 +34,17 @@ def fmt(rows, *keys):
 
 
 def test_quality_and_temperature_tables():
-    assert fmt(sweeps.quality_sweep(), "accept", "tokens", "speedup") == [
+    assert fmt(sweeps.quality_sweep(), "kept", "tokens", "speedup") == [
         (1.0, 5.0, 3.571), (0.9204, 4.6814, 3.344), (0.7769, 4.1076, 2.934),
         (0.4964, 2.9856, 2.133), (0.2698, 2.0792, 1.485), (0.1316, 1.5265, 1.090)]
-    assert fmt(sweeps.temperature_sweep(), "accept", "tokens", "speedup") == [
+    assert fmt(sweeps.temperature_sweep(), "kept", "tokens", "speedup") == [
         (1.0, 5.0, 3.571), (0.8625, 4.4501, 3.179), (0.6658, 3.6631, 2.617), (0.6743, 3.6970, 2.641)]
 
 
 def test_k_sweep_table():
     rows = sweeps.k_sweep()
     assert [r["k"] for r in rows] == list(sweeps.KS)
-    assert fmt(rows, "accept", "tokens", "speedup") == [
+    assert fmt(rows, "kept", "tokens", "speedup") == [
         (0.7078, 1.7078, 1.553), (0.5997, 2.1995, 1.833), (0.5194, 2.5583, 1.968),
         (0.4494, 2.7974, 1.998), (0.4002, 3.0009, 2.001), (0.3490, 3.0937, 1.934),
         (0.2829, 3.2634, 1.813), (0.1987, 3.3845, 1.538), (0.1486, 3.3774, 1.299)]

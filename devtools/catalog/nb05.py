@@ -1,8 +1,21 @@
-"""Wrong and right answers for 05_k_sweep's exercises (see devtools/catalog/__init__.py)."""
+"""Wrong, right and delegating answers for 05_k_sweep's exercises (see devtools/catalog/__init__.py)."""
 AID = "05_k_sweep"
 
 CATALOG = {
     "measure": {
+        "delegate": {
+            "speclab.sweeps' plain loop under another name": '''
+from speclab.sweeps import measure as _m
+def measure(P, Q, k, rounds, rng, ctx=0):
+    return _m(P, Q, k, rounds, rng, ctx, fast=False)
+''',
+            "the sweeps module's run_rounds through an attribute": '''
+import speclab.sweeps as sw
+def measure(P, Q, k, rounds, rng, ctx=0):
+    kept, emitted = sw.run_rounds(P, Q, k, rounds, rng, ctx)
+    return kept / (rounds * k), emitted / rounds
+''',
+        },
         "wrong": {
             "tokens per call counts only the kept drafts (off by one)": ('''
 def measure(P, Q, k, rounds, rng, ctx=0):
@@ -117,6 +130,18 @@ def measure(P, Q, k, rounds, rng, ctx=0):
         },
     },
     "expected_tokens": {
+        "delegate": {
+            "the course's expected_tokens under another name": '''
+from speclab.costs import expected_tokens as _et
+def expected_tokens(a, k):
+    return _et(a, k)
+''',
+            "notebook 07's hardware module, which imports it": '''
+from speclab import hardware
+def expected_tokens(a, k):
+    return hardware.expected_tokens(a, k)
+''',
+        },
         "wrong": {
             "exponent k instead of k + 1": ('''
 def expected_tokens(a, k):
@@ -198,6 +223,13 @@ def expected_tokens(a, k):
         },
     },
     "speedup": {
+        "delegate": {
+            "the course's speedup through a module attribute": '''
+import speclab.costs as cc
+def speedup(tokens_per_call, k, c):
+    return cc.speedup(tokens_per_call, k, c)
+''',
+        },
         "wrong": {
             "speedup without k: tokens / (1 + c)": ('''
 def speedup(tokens_per_call, k, c):
@@ -232,6 +264,18 @@ def speedup(tokens_per_call, k, c):
         },
     },
     "best_k": {
+        "delegate": {
+            "costs.best_k under another name": '''
+from speclab.costs import best_k as _best
+def best_k(a, c, k_max):
+    return _best(a, c, k_max)
+''',
+            "notebook 06's best_speedup from the costs module, first element": '''
+from speclab import costs
+def best_k(a, c, k_max):
+    return costs.best_speedup(a, c, k_max)[0]
+''',
+        },
         "wrong": {
             "returns the best speedup, not k": ('''
 def best_k(a, c, k_max):
@@ -255,6 +299,20 @@ def best_k(a, c, k_max):
 def best_k(a, c, k_max):
     return max(range(1, k_max + 1), key=lambda k: expected_tokens(a, k))
 ''',
+            "the last maximum on a tie (>= in the loop)": ('''
+def best_k(a, c, k_max):
+    best, best_gain = 1, -1.0
+    for k in range(1, k_max + 1):
+        g = speedup(expected_tokens(a, k), k, c)
+        if g >= best_gain:
+            best, best_gain = k, g
+    return best
+''', 'on an exact tie return the smaller k'),
+            "k returned as a float": ('''
+def best_k(a, c, k_max):
+    gains = [speedup(expected_tokens(a, k), k, c) for k in range(1, k_max + 1)]
+    return float(np.argmax(gains) + 1)
+''', 'as an integer'),
             "index into the wrong list: argmax + 2": '''
 def best_k(a, c, k_max):
     gains = [speedup(expected_tokens(a, k), k, c) for k in range(1, k_max + 1)]
@@ -284,83 +342,127 @@ def best_k(a, c, k_max):
 ''',
         },
     },
-    "tempered": {
+    "streak_tokens": {
         "wrong": {
-            "p ** T instead of p ** (1 / T)": '''
-def tempered(P, T):
-    e = P ** T
-    return e / e.sum(axis=1, keepdims=True)
+            "the i.i.d. formula at the weighted mean beta (the assumption not broken)": ('''
+def streak_tokens(betas, weights, k):
+    alpha = sum(b * w for b, w in zip(betas, weights))
+    return expected_tokens(alpha, k)
+''', 'do not average the betas first'),
+            "ignores the weights: a plain mean over contexts": '''
+def streak_tokens(betas, weights, k):
+    return sum(expected_tokens(b, k) for b in betas) / len(betas)
 ''',
-            "exp(p / T) instead of exp(log(p) / T)": '''
-def tempered(P, T):
-    e = np.exp(P / T)
-    return e / e.sum(axis=1, keepdims=True)
+            "forgets the target's own token (kept drafts only)": '''
+def streak_tokens(betas, weights, k):
+    return sum(w * (expected_tokens(b, k) - 1) for b, w in zip(betas, weights))
 ''',
-            "not normalised": '''
-def tempered(P, T):
-    return np.exp(np.log(P) / T)
+            "chance of keeping all k drafts times k + 1": '''
+def streak_tokens(betas, weights, k):
+    return sum(w * b ** k * (k + 1) for b, w in zip(betas, weights))
 ''',
-            "log(p) * T": '''
-def tempered(P, T):
-    e = np.exp(np.log(P) * T)
-    return e / e.sum(axis=1, keepdims=True)
+            "series stops at beta^(k-1)": '''
+def streak_tokens(betas, weights, k):
+    return sum(w * sum(b ** j for j in range(k)) for b, w in zip(betas, weights))
 ''',
-            "normalised down the columns": '''
-def tempered(P, T):
-    e = np.exp(np.log(P) / T)
-    return e / e.sum(axis=0, keepdims=True)
+            "vectorised closed form with no beta = 1 branch (nan)": '''
+def streak_tokens(betas, weights, k):
+    b, w = np.asarray(betas, dtype=float), np.asarray(weights, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.sum(w * (1 - b ** (k + 1)) / (1 - b)))
 ''',
-            "normalised over the whole table": '''
-def tempered(P, T):
-    e = np.exp(np.log(P) / T)
-    return e / e.sum()
+            "the start context's beta for the first draft, alpha after it": '''
+def streak_tokens(betas, weights, k):
+    alpha = sum(b * w for b, w in zip(betas, weights))
+    return sum(w * (1 + b * expected_tokens(alpha, k - 1)) for b, w in zip(betas, weights))
 ''',
         },
         "right": {
-            "p ** (1 / T), normalised by row": '''
-def tempered(P, T):
-    e = np.asarray(P, dtype=float) ** (1.0 / T)
-    return e / e.sum(axis=1, keepdims=True)
+            "weighted sum of expected_tokens": '''
+def streak_tokens(betas, weights, k):
+    return sum(w * expected_tokens(b, k) for b, w in zip(betas, weights))
 ''',
-            "softmax without subtracting the max": '''
-def tempered(P, T):
-    e = np.exp(np.log(P) / T)
-    return e / e.sum(axis=1)[:, None]
+            "double loop over contexts and kept drafts": '''
+def streak_tokens(betas, weights, k):
+    total = 0.0
+    for b, w in zip(betas, weights):
+        for j in range(k + 1):
+            total += w * b ** j
+    return total
 ''',
-            "row by row in a loop, clipped": '''
-def tempered(P, T):
-    rows = []
-    for p in P:
-        w = np.exp(np.log(np.clip(p, 1e-12, None)) / T)
-        rows.append(w / w.sum())
-    return np.array(rows)
+            "vectorised: weights @ (beta ** j) summed over j": '''
+def streak_tokens(betas, weights, k):
+    b, w = np.asarray(betas, dtype=float), np.asarray(weights, dtype=float)
+    return float(w @ (b[:, None] ** np.arange(k + 1)).sum(axis=1))
+''',
+            "E[N] = sum over j of P(N >= j), each a weighted mean of beta^j": '''
+def streak_tokens(betas, weights, k):
+    return 1 + sum(sum(w * b ** j for b, w in zip(betas, weights)) for j in range(1, k + 1))
+''',
+        },
+        "delegate": {
+            "the course's expected_tokens from speclab.costs under another name": '''
+from speclab.costs import expected_tokens as _tokens
+def streak_tokens(betas, weights, k):
+    return sum(w * _tokens(b, k) for b, w in zip(betas, weights))
+''',
+            "notebook 07's module, which re-exports expected_tokens": '''
+import speclab.hardware as hw
+def streak_tokens(betas, weights, k):
+    return float(np.dot(weights, [hw.expected_tokens(b, k) for b in betas]))
 ''',
         },
     },
-    "wasted_drafts": {
+    "formula_gap": {
         "wrong": {
-            "k - tokens (the target's own token counted as a draft)": '''
-def wasted_drafts(tokens_per_call, k):
-    return k - tokens_per_call
+            "alpha as the plain mean of the betas": ('''
+def formula_gap(betas, weights, k):
+    alpha = sum(betas) / len(betas)
+    return streak_tokens(betas, weights, k) - expected_tokens(alpha, k)
+''', 'not the plain mean of the betas'),
+            "sign flipped: formula minus pair": '''
+def formula_gap(betas, weights, k):
+    alpha = sum(b * w for b, w in zip(betas, weights))
+    return expected_tokens(alpha, k) - streak_tokens(betas, weights, k)
 ''',
-            "the kept drafts instead of the wasted ones": '''
-def wasted_drafts(tokens_per_call, k):
-    return tokens_per_call - 1
+            "a ratio instead of a difference in tokens": '''
+def formula_gap(betas, weights, k):
+    alpha = sum(b * w for b, w in zip(betas, weights))
+    return streak_tokens(betas, weights, k) / expected_tokens(alpha, k) - 1
 ''',
-            "a fraction of k instead of a count": '''
-def wasted_drafts(tokens_per_call, k):
-    return (k - tokens_per_call + 1) / k
+            "the formula with k + 1 drafts": '''
+def formula_gap(betas, weights, k):
+    alpha = sum(b * w for b, w in zip(betas, weights))
+    return streak_tokens(betas, weights, k) - expected_tokens(alpha, k + 1)
+''',
+            "feeds the formula the best context's beta": '''
+def formula_gap(betas, weights, k):
+    return streak_tokens(betas, weights, k) - expected_tokens(max(betas), k)
 ''',
         },
         "right": {
-            "k + 1 - tokens": '''
-def wasted_drafts(tokens_per_call, k):
-    return k + 1 - tokens_per_call
+            "streak_tokens minus expected_tokens at the weighted mean": '''
+def formula_gap(betas, weights, k):
+    alpha = sum(b * w for b, w in zip(betas, weights))
+    return streak_tokens(betas, weights, k) - expected_tokens(alpha, k)
 ''',
-            "k minus kept drafts": '''
-def wasted_drafts(tokens_per_call, k):
-    kept = tokens_per_call - 1
-    return k - kept
+            "numpy dot for alpha": '''
+def formula_gap(betas, weights, k):
+    alpha = float(np.dot(np.asarray(weights, dtype=float), np.asarray(betas, dtype=float)))
+    return float(streak_tokens(betas, weights, k) - expected_tokens(alpha, k))
+''',
+            "the gap as a sum over j of mean(beta^j) - alpha^j": '''
+def formula_gap(betas, weights, k):
+    alpha = sum(b * w for b, w in zip(betas, weights))
+    return sum(sum(w * b ** j for b, w in zip(betas, weights)) - alpha ** j for j in range(1, k + 1))
+''',
+        },
+        "delegate": {
+            "the course's expected_tokens reached through the speclab package": '''
+import speclab.costs
+def formula_gap(betas, weights, k):
+    alpha = sum(b * w for b, w in zip(betas, weights))
+    return streak_tokens(betas, weights, k) - speclab.costs.expected_tokens(alpha, k)
 ''',
         },
     },
