@@ -261,13 +261,15 @@ def missing_allow_lines(source_nb):
 
 
 def unresolved_allow_entries(source_nb):
-    """[(grade_id, entry)] for allow-list entries that name no course helper the notebook binds."""
+    """[(grade_id, entry)] for allow-list entries that name no course helper the notebook binds
+    (the notebook's own exercises may be listed too: they are the student's, always allowed)."""
     course = _Analysis()
     course.add_source(source_nb, solutions_as_course=True)
     out = []
     for gid, names in allow_lists(source_nb).items():
         for name in names:
-            if not any(r.kind in ("helper", "instance") for r in course.resolve_name(name)):
+            if name not in course.exercises and not any(r.kind in ("helper", "instance")
+                                                        for r in course.resolve_name(name)):
                 out.append((gid, name))
     return out
 
@@ -865,7 +867,8 @@ def scan(submission_nb, source_nb):
         code = lambda line: lines[line - 1] if 0 < line <= len(lines) else ""  # noqa: E731
         tampering = scan_cell(cell.source, protected, modules, exercises)
         reference = {line for line, why in tampering if "reference" in why}
-        found = [Finding(i, grade_id, line, code(line), why) for line, why in tampering]
+        found = [Finding(i, grade_id, line, code(line), why, kind="delegate" if line in reference else "tamper")
+                 for line, why in tampering]
         found += [Finding(i, grade_id, line, code(line), why, kind="delegate")
                   for line, why in delegation.findings(i, grade_id)
                   if not (line in reference and why.startswith(DELEGATES))]  # said once, by the reference rule

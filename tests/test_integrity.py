@@ -2,12 +2,21 @@
 
 Each attack pairs a tampering line with a WRONG greedy_decode (it ignores its argument and
 returns the context forever), so any mark it earned would be undeserved.
+
+Delegation (issue 15): a solution cell that hands its exercise to a course helper not on the
+exercise's allow-list (`# Helpers you may call: ...`, read from the source notebook) is flagged
+and loses the exercise. The evasions are tried on a small synthetic notebook (below), run
+in-process: each delegating answer passes its test as written and fails it once sanitized.
+The course's own notebooks are checked too: every solution cell declares its helpers, every
+name it declares is a course helper, and the instructor's solutions use only those.
 """
+import numpy as np
 import nbformat
 import pytest
+from nbformat.v4 import new_code_cell, new_notebook
 
 from grading import integrity
-from grading.course import source_notebook
+from grading.course import assignments, source_notebook
 from devtools.mutants import failing_in_kernel, with_variant
 
 AID = "01_branch_prediction"
@@ -134,3 +143,264 @@ def test_make_grade_flags_tampering_in_grades_csv_and_awards_nothing(tmp_path):
     assert review["honest"] == ""
     for student in ("isclose", "rebinder"):
         assert "integrity" in review[student] and "greedy_decode" in review[student], review[student]
+
+
+
+# --- delegation: a synthetic notebook with three exercises ---------------------------------------
+COURSE = """import numpy as np
+from speclab import V, TOKENS, temper, costs, ngram
+from speclab import speculative as ref
+from speclab.costs import speedup, expected_tokens
+"""
+TEMPERED = """# Helpers you may call: none
+def tempered(P, T):
+    logits = np.log(P) / T
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+"""
+BEST = """# Helpers you may call: speedup, expected_tokens
+def best_speedup(a, c, k_max):
+    k = max(range(1, k_max + 1), key=lambda k: (speedup(expected_tokens(a, k), k, c), -k))
+    return k, speedup(expected_tokens(a, k), k, c)
+"""
+DIST = """# Helpers you may call: none
+def dist(tables, context, V):
+    p = np.full(V, 1.0 / V)
+    for m, table in enumerate(tables):
+        if m > len(context):
+            break
+        c = table.get(tuple(int(t) for t in context[len(context) - m:]) if m else ())
+        if c is not None:
+            p = (c + np.count_nonzero(c) * p) / (c.sum() + np.count_nonzero(c))
+    return p
+"""
+TESTS = {
+    "tempered": """_P = np.array([[0.5, 0.3, 0.2], [0.1, 0.1, 0.8]])
+_e = _P ** 0.5
+assert np.allclose(tempered(_P, 2.0), _e / _e.sum(axis=1, keepdims=True)), "rows of exp(log p / T), normalised"
+""",
+    "best_speedup": """for _a, _c in [(0.8, 0.05), (0.5, 0.3), (0.95, 0.01)]:
+    _k, _s = best_speedup(_a, _c, 12)
+    assert (_k, round(_s, 9)) == (costs.best_k(_a, _c, 12), round(costs.best_speedup(_a, _c, 12)[1], 9))
+""",
+    "dist": """_ids = np.array([0, 1, 2, 1, 0, 1, 2, 2, 1, 0])
+_tables = ngram.build_tables(_ids, 3, 3)
+for _ctx in ([], [1], [2, 1], [0, 1, 2]):
+    assert np.allclose(dist(_tables, _ctx, 3), ngram.ngram_dist(_tables, _ctx, 3)), "Witten-Bell"
+""",
+}
+SOLVED = {"tempered": TEMPERED, "best_speedup": BEST, "dist": DIST}
+
+
+def _cell(kind, gid, src):
+    c = new_code_cell(src)
+    c.metadata["nbgrader"] = {"grade_id": gid, "locked": kind == "test", "solution": kind == "solution",
+                              "grade": kind == "test", **({"points": 1} if kind == "test" else {})}
+    return c
+
+
+def synthetic(answers=None, added=()):
+    """The synthetic source notebook, with `answers` {exercise: source} and `added` [(position, source)]."""
+    cells = [new_code_cell(COURSE)]
+    for gid in SOLVED:
+        cells += [_cell("solution", gid, (answers or {}).get(gid, SOLVED[gid])),
+                  _cell("test", f"test_{gid}", TESTS[gid])]
+    for pos, src in sorted(added, reverse=True):
+        cells.insert(pos, new_code_cell(src))
+    return new_notebook(cells=cells)
+
+
+def failing_tests(nb):
+    """Run the notebook in-process, cell by cell (plain Python); the graded cells that raised."""
+    ns, failed = {"__name__": "__main__"}, set()
+    for c in nb.cells:
+        try:
+            exec(compile(c.source, "<cell>", "exec"), ns)
+        except Exception:
+            if c.metadata.get("nbgrader", {}).get("grade"):
+                failed.add(c.metadata.nbgrader.grade_id)
+    return failed
+
+
+# (answers, added cells, exercise that must lose its points, words the finding must contain)
+DELEGATIONS = {
+    "the helper by its course name": (
+        {"tempered": "def tempered(P, T):\n    return temper(P, T)\n"}, (), "tempered", "speclab.tables.temper"),
+    "imported under another name": (
+        {"tempered": "from speclab.tables import temper as t\n\ndef tempered(P, T):\n    return t(P, T)\n"}, (),
+        "tempered", "`t` (speclab.tables.temper)"),
+    "imported inside the function": (
+        {"tempered": "def tempered(P, T):\n    from speclab import tables\n    return tables.temper(P, T)\n"}, (),
+        "tempered", "speclab.tables.temper"),
+    "a dotted import": (
+        {"tempered": "import speclab.tables\n\ndef tempered(P, T):\n    return speclab.tables.temper(P, T)\n"}, (),
+        "tempered", "speclab.tables.temper"),
+    "bound to a new name": (
+        {"tempered": "f = temper\n\ndef tempered(P, T):\n    return f(P, T)\n"}, (), "tempered", "speclab.tables.temper"),
+    "getattr on a speclab module": (
+        {"tempered": "import speclab.tables as m\n\ndef tempered(P, T):\n    return getattr(m, 'temper')(P, T)\n"}, (),
+        "tempered", "speclab.tables.temper"),
+    "getattr with a computed name": (
+        {"tempered": "import speclab.tables as m\n\ndef tempered(P, T):\n    return getattr(m, 'tem' + 'per')(P, T)\n"},
+        (), "tempered", "computed name"),
+    "importlib": (
+        {"tempered": "import importlib\n\ndef tempered(P, T):\n"
+                     "    return importlib.import_module('speclab.tables').temper(P, T)\n"}, (), "tempered",
+        "speclab.tables.temper"),
+    "importlib with a computed name": (
+        {"tempered": "from importlib import import_module as im\n\ndef tempered(P, T):\n"
+                     "    return im('speclab.' + 'tables').temper(P, T)\n"}, (), "tempered", "computed name"),
+    "a module's __dict__": (
+        {"tempered": "import speclab.tables as m\n\ndef tempered(P, T):\n    return m.__dict__['temper'](P, T)\n"}, (),
+        "tempered", "__dict__"),
+    "the module handed to another function": (
+        {"tempered": "import operator\nimport speclab.tables as m\n\ndef tempered(P, T):\n"
+                     "    return operator.attrgetter('temper')(m)(P, T)\n"}, (), "tempered", "course module speclab.tables"),
+    "a helper from another notebook through a module attribute": (
+        {"best_speedup": "def best_speedup(a, c, k_max):\n    k = costs.best_k(a, c, k_max)\n"
+                         "    return k, speedup(expected_tokens(a, k), k, c)\n"}, (), "best_speedup", "speclab.costs.best_k"),
+    "the reference module of earlier notebooks": (
+        {"best_speedup": "def best_speedup(a, c, k_max):\n    return costs.best_speedup(a, c, k_max)\n"}, (),
+        "best_speedup", "best_speedup"),
+    "a class": (
+        {"dist": "def dist(tables, context, V):\n    return ngram.NGram(tables=tables, order=len(tables), V=V)(list(context))\n"},
+        (), "dist", "speclab.ngram.NGram"),
+    "a method": (
+        {"dist": "def dist(tables, context, V):\n    return ngram.NGram.uncached(ngram.NGram(tables=tables, order=len(tables), V=V), context)\n"},
+        (), "dist", "speclab.ngram.NGram.uncached"),
+    "a function the student put in a cell of their own": (
+        {"tempered": "def tempered(P, T):\n    return helper(P, T)\n"},
+        [(1, "def helper(P, T):\n    return temper(P, T)\n")], "tempered", "through `helper`"),
+    "a lambda in a cell of their own": (
+        {"tempered": "def tempered(P, T):\n    return w(P, T)\n"}, [(1, "w = lambda P, T: temper(P, T)\n")],
+        "tempered", "through `w`"),
+    "a list holding the helper": (
+        {"tempered": "def tempered(P, T):\n    return fs[0](P, T)\n"}, [(1, "fs = [temper]\n")], "tempered",
+        "through `fs[0]`"),
+    "functools.partial in a cell of their own": (
+        {"tempered": "def tempered(P, T):\n    return g(P, T)\n"}, [(1, "import functools\ng = functools.partial(temper)\n")],
+        "tempered", "through `g`"),
+    "an instance made in a cell of their own": (
+        {"dist": "def dist(tables, context, V):\n    return lm(list(context))\n"},
+        [(5, "lm = ngram.NGram(tables=ngram.build_tables(np.array([0, 1, 2, 1, 0, 1, 2, 2, 1, 0]), 3, 3), order=3, V=3)\n")],
+        "dist", "an instance of speclab.ngram.NGram"),
+    "a helper kept by a function in another exercise's cell": (
+        {"tempered": TEMPERED + "\ndef _pick_k(a, c, k_max):\n    return costs.best_k(a, c, k_max)\n",
+         "best_speedup": "def best_speedup(a, c, k_max):\n    k = _pick_k(a, c, k_max)\n"
+                         "    return k, speedup(expected_tokens(a, k), k, c)\n"}, (), "best_speedup", "through `_pick_k`"),
+    "the exercise's name bound to the helper in a cell of their own": (
+        {"tempered": "def tempered(P, T):\n    raise NotImplementedError\n"}, [(2, "tempered = temper\n")], "tempered", "temper"),
+    "the helper imported under the exercise's name": (
+        {"tempered": "def tempered(P, T):\n    raise NotImplementedError\n"},
+        [(2, "from speclab.tables import temper as tempered\n")], "tempered", "as `tempered`"),
+    "the exercise defined again in a cell of their own": (
+        {"tempered": "def tempered(P, T):\n    raise NotImplementedError\n"},
+        [(2, "def tempered(P, T):\n    return temper(P, T)\n")], "tempered", "speclab.tables.temper"),
+    "a statement over several lines": (
+        {"tempered": "def tempered(P, T):\n    out = np.asarray(\n        temper(P, T))\n    return out\n"}, (),
+        "tempered", "speclab.tables.temper"),
+}
+MAGICS = {
+    "a line magic in the cell": "%time x = 1\ndef tempered(P, T):\n    return temper(P, T)\n",
+    "a cell magic": "%%time\ndef tempered(P, T):\n    return temper(P, T)\n",
+}
+HONEST = {
+    "the instructor's solutions": ({}, ()),
+    "an allowed helper under another name": (
+        {"best_speedup": "from speclab.costs import speedup as sp\n\ndef best_speedup(a, c, k_max):\n"
+                         "    k = max(range(1, k_max + 1), key=lambda k: (sp(expected_tokens(a, k), k, c), -k))\n"
+                         "    return k, sp(expected_tokens(a, k), k, c)\n"}, ()),
+    "a parameter named like a helper": (
+        {"tempered": TEMPERED.replace("(P, T)", "(P, temper)").replace("/ T", "/ temper")}, ()),
+    "course data (V, TOKENS)": ({"tempered": TEMPERED.replace("    logits", "    assert len(TOKENS) == V\n    logits")}, ()),
+    "another exercise of the notebook": (
+        {"best_speedup": BEST.replace("    return k,", "    tempered(np.eye(2) + 0.5, 1.0)\n    return k,")}, ()),
+    "helpers used freely in a cell of the student's own": (
+        {}, [(1, "print(temper(np.eye(2) + 0.5, 2.0))\nimport speclab.costs as cc\nprint(cc.best_k(0.5, 0.1, 4))\n"
+                 "%matplotlib inline\n")]),
+    "a function of the student's own that uses only allowed helpers": (
+        {"best_speedup": "def best_speedup(a, c, k_max):\n    k = max(range(1, k_max + 1), key=lambda k: (gain(a, k, c), -k))\n"
+                         "    return k, gain(a, k, c)\n"}, [(3, "def gain(a, k, c):\n    return speedup(expected_tokens(a, k), k, c)\n")]),
+    "data a helper made in a cell of the student's own": (
+        {"tempered": TEMPERED.replace("    return e", "    assert Z.shape == (2, 2)\n    return e")},
+        [(1, "Z = temper(np.eye(2) + 0.5, 2.0)\n")]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DELEGATIONS))
+def test_delegation_is_flagged_and_loses_the_exercise(case):
+    answers, added, exercise, words = DELEGATIONS[case]
+    nb = synthetic(answers, added)
+    assert f"test_{exercise}" not in failing_tests(nb), f"{case}: the delegating answer should pass as written"
+    findings = [f for f in integrity.scan(nb, synthetic()) if f.kind == "delegate"]
+    assert findings, f"the scan missed a delegation: {case}"
+    said = " | ".join(str(f) for f in findings)
+    assert words in said and exercise in said, f"{case}: the finding should say {words!r} and name {exercise}: {said}"
+    clean = integrity.sanitize(nb, findings)
+    assert f"test_{exercise}" in failing_tests(clean), f"{case}: the delegated {exercise} kept its points once sanitized"
+
+
+@pytest.mark.parametrize("case", sorted(MAGICS))
+def test_ipython_syntax_does_not_hide_a_cell(case):
+    nb = synthetic({"tempered": MAGICS[case]})
+    findings = integrity.scan(nb, synthetic())
+    assert any("IPython" in f.why for f in findings), f"{case}: {[str(f) for f in findings]}"
+    clean = integrity.sanitize(nb, findings)
+    assert "temper(P, T)" not in clean.cells[1].source, clean.cells[1].source
+
+
+@pytest.mark.parametrize("case", sorted(HONEST))
+def test_honest_work_with_allowed_helpers_is_not_flagged(case):
+    answers, added = HONEST[case]
+    nb = synthetic(answers, added)
+    assert integrity.scan(nb, synthetic()) == [], case
+    assert failing_tests(nb) == set(), f"{case}: a correct answer must keep every point"
+
+
+def test_allow_list_comes_from_the_source_not_the_submission():
+    nb = synthetic({"tempered": "# Helpers you may call: temper\ndef tempered(P, T):\n    return temper(P, T)\n"})
+    assert any(f.kind == "delegate" for f in integrity.scan(nb, synthetic()))
+    src = synthetic()
+    src.cells[1].source = src.cells[1].source.replace("# Helpers you may call: none", "# Helpers you may call: temper")
+    assert integrity.scan(nb, src) == [], "a helper on the source's allow-list is allowed"
+
+
+def test_a_solution_cell_without_an_allow_line_may_call_nothing():
+    src = synthetic()
+    src.cells[3].source = src.cells[3].source.split("\n", 1)[1]  # best_speedup loses its line
+    assert integrity.missing_allow_lines(src) == [(3, "best_speedup")]
+    found = integrity.scan(src, src)
+    assert found and all(f.grade_id == "best_speedup" and "may call no course helper" in f.why for f in found)
+
+
+def test_sanitize_removes_whole_statements():
+    nb = synthetic({"tempered": "import functools\n\n@functools.lru_cache\ndef _t(T):\n    return T\n\n"
+                                "def tempered(P, T):\n    if T > 0:\n        x = (1 +\n             temper(P, T).sum())\n"
+                                "        return temper(P, T)\n    return P\n"})
+    findings = integrity.scan(nb, synthetic())
+    assert {f.line for f in findings} == {9, 11}, [str(f) for f in findings]
+    clean = integrity.sanitize(nb, findings).cells[1].source
+    compile(clean, "<sanitized>", "exec")
+    assert "temper(" not in clean and "@functools.lru_cache" in clean
+
+
+# --- the course's notebooks -----------------------------------------------------------------------
+@pytest.mark.parametrize("aid", assignments())
+def test_every_solution_cell_declares_its_helpers(aid):
+    missing = integrity.missing_allow_lines(nbformat.read(source_notebook(aid), as_version=4))
+    assert not missing, (f"{aid}: these solution cells must start with `# Helpers you may call: a, b` "
+                         f"(or `none`): " + ", ".join(f"cell {i} ({gid})" for i, gid in missing))
+
+
+@pytest.mark.parametrize("aid", assignments())
+def test_allow_lists_name_course_helpers(aid):
+    bad = integrity.unresolved_allow_entries(nbformat.read(source_notebook(aid), as_version=4))
+    assert not bad, (f"{aid}: allow-list names that are not a speclab function or class the notebook binds: "
+                     + ", ".join(f"{gid}: {name}" for gid, name in bad))
+
+
+@pytest.mark.parametrize("aid", assignments())
+def test_instructor_solutions_use_only_allowed_helpers(aid):
+    src = nbformat.read(source_notebook(aid), as_version=4)
+    found = integrity.scan(src, src)
+    assert not found, f"{aid}: the instructor's own solutions are flagged:\n" + "\n".join(map(str, found))
