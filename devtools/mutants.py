@@ -2,7 +2,9 @@
 
 This is how the grader's strength is itself tested: every wrong answer in
 devtools/catalog/ must fail at least one graded test cell that names its function,
-and every correct variant must pass all of them.
+every correct variant must pass all of them, and every delegating answer (one that hands
+the work to a course helper) must be flagged by the integrity scan and, once sanitized,
+fail (run_sanitized).
 
 The source notebook is executed once, in-process, with the instructor's solutions
 (cells run in order in one namespace, as a kernel would). For each variant, a copy
@@ -11,6 +13,7 @@ cells that name the function.
 """
 import builtins
 import contextlib
+import copy
 import io
 import math
 import os
@@ -95,15 +98,39 @@ def _restored(*modules):
                     setattr(m, name, value)
 
 
+def variant_cell(nb, aid, func):
+    """The index of the solution cell that defines `func`."""
+    word = re.compile(rf"^def {re.escape(func)}\b", re.M)
+    cells = [i for i, c in enumerate(nb.cells)
+             if c.metadata.get("nbgrader", {}).get("solution") and word.search(c.source)]
+    if len(cells) != 1:
+        raise LookupError(f"{aid}: expected one solution cell defining {func}, found {len(cells)}")
+    return cells[0]
+
+
 def with_variant(aid, func, source):
     """The solved source notebook with the solution cell that defines `func` replaced by `source`."""
     nb = nbformat.read(source_notebook(aid), as_version=4)
-    word = re.compile(rf"^def {re.escape(func)}\b", re.M)
-    cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution") and word.search(c.source)]
-    if len(cells) != 1:
-        raise LookupError(f"{aid}: expected one solution cell defining {func}, found {len(cells)}")
-    cells[0].source = source
+    nb.cells[variant_cell(nb, aid, func)].source = source
     return nb
+
+
+def run_sanitized(aid, func, source):
+    """Grade a variant as `make grade` does: scan, sanitize, then run the tests that name `func`.
+
+    The integrity scan reads the variant's cell against the source notebook (its allow-list of
+    course helpers, its tampering rules); every flagged statement is replaced by `pass`, and the
+    rest runs as run_variant runs it. Returns (the findings in the variant's cell, the failures).
+    """
+    from grading import integrity
+
+    source_nb = nbformat.read(source_notebook(aid), as_version=4)
+    nb = nbformat.from_dict(copy.deepcopy(source_nb))
+    i = variant_cell(nb, aid, func)
+    nb.cells[i].source = source
+    findings = [f for f in integrity.scan(nb, source_nb) if f.cell == i]
+    clean = integrity.sanitize(nb, findings)
+    return findings, run_variant(aid, func, clean.cells[i].source)
 
 
 def failing_in_kernel(nb, folder, timeout=60):

@@ -1,14 +1,18 @@
-"""The grader's strength, tested: every catalogued wrong answer is caught, every right one passes."""
+"""The grader's strength, tested: every catalogued wrong answer is caught, every right one passes,
+and every delegating answer (the work handed to a course helper) is flagged and loses its marks."""
 import pytest
 
-from grading import catalog
-from devtools.mutants import run_variant
+from devtools import catalog
+from devtools.mutants import run_sanitized, run_variant
+from grading import integrity
 
 ENTRIES = catalog.entries()
+JUDGED = [e for e in ENTRIES if e[2] in ("wrong", "right")]
+DELEGATES = [e for e in ENTRIES if e[2] == "delegate"]
 
 
-@pytest.mark.parametrize("aid,func,kind,desc,source,message", ENTRIES,
-                         ids=[f"{a}-{f}-{k}-{d}" for a, f, k, d, _, _ in ENTRIES])
+@pytest.mark.parametrize("aid,func,kind,desc,source,message", JUDGED,
+                         ids=[f"{a}-{f}-{k}-{d}" for a, f, k, d, _, _ in JUDGED])
 def test_catalog_entry(aid, func, kind, desc, source, message):
     failures = run_variant(aid, func, source)
     if kind == "wrong":
@@ -20,6 +24,27 @@ def test_catalog_entry(aid, func, kind, desc, source, message):
             assert message in said, f"{aid}: a student with the mistake '{desc}' should read {message!r}; reads {said}"
     else:
         assert not failures, f"{aid}: the correct {func} ({desc}) failed: {failures}"
+
+
+def says_what_happened(finding):
+    """A delegation finding names the helper (or the route that hides it) and the exercise's rule."""
+    return finding.kind == "delegate" and (finding.why.startswith(integrity.DELEGATES)
+                                           or "hides which helper" in finding.why or "reference" in finding.why)
+
+
+@pytest.mark.parametrize("aid,func,kind,desc,source,message", DELEGATES,
+                         ids=[f"{a}-{f}-{k}-{d}" for a, f, k, d, _, _ in DELEGATES])
+def test_delegation_entry(aid, func, kind, desc, source, message):
+    plain = run_variant(aid, func, source)
+    assert not plain, (f"{aid}: the delegating {func} ({desc}) fails a graded test even as written, so it "
+                       f"shows no hole the scan must close; make it a real delegation: {plain}")
+    findings, failures = run_sanitized(aid, func, source)
+    said = " | ".join(str(f) for f in findings)
+    assert any(says_what_happened(f) for f in findings), (
+        f"{aid}: the integrity scan does not flag the delegating {func} ({desc}): {said or 'no finding'}")
+    assert failures, f"{aid}: the delegating {func} ({desc}) kept every mark once the scan removed: {said}"
+    if message:
+        assert message in said, f"{aid}: the finding for '{desc}' should say {message!r}; says {said}"
 
 
 def test_every_exercise_has_wrong_answers():
@@ -38,3 +63,10 @@ def test_every_exercise_has_wrong_answers():
         for func, kinds in cat[aid].items():
             assert kinds.get("wrong"), f"{aid}.{func} lists no wrong answers"
             assert kinds.get("right"), f"{aid}.{func} lists no correct variant"
+
+
+@pytest.mark.parametrize("aid", sorted(catalog.load()))
+def test_every_exercise_has_a_delegation(aid):
+    missing = [func for func, kinds in catalog.load()[aid].items() if not kinds.get("delegate")]
+    assert not missing, (f"{aid}: exercises with no 'delegate' entry (an answer that hands the work to a course "
+                         f"helper, which must lose its marks): {', '.join(missing)}")

@@ -7,11 +7,19 @@ Each module defines
             "wrong": {"<the mistake, in words>": "<source defining the function>", ...},
                       # or ("<source>", "<fragment of the message the student must read>")
             "right": {"<the variant, in words>": "<source defining the function>", ...},
+            "delegate": {"<what it hands over, in words>": "<source defining the function>", ...},
+                      # or ("<source>", "<fragment of the integrity finding the student must read>")
         },
         ...
     }
 tests/test_grader_strength.py runs every entry: each wrong answer must fail a graded
-test that names the function, and each right one must pass them all.
+test that names the function, and each right one must pass them all. Each delegate answer
+hands the exercise's work to a course helper that is not on its allow-list (the solution
+cell's `# Helpers you may call:` line in the source notebook): imported under another name,
+reached through a module attribute, a class or a method, or a helper of another notebook.
+It must pass every graded test as written (so it shows a real hole), be flagged by the
+integrity scan, and fail a graded test once the scan has removed the flagged lines
+(devtools.mutants.run_sanitized), which is what `make grade` and `make check` do.
 """
 import importlib
 import pkgutil
@@ -48,7 +56,7 @@ def entries():
     rows = []
     for aid, catalog in sorted(load().items()):
         for func, kinds in catalog.items():
-            for kind in ("wrong", "right"):
+            for kind in ("wrong", "right", "delegate"):
                 for desc, value in kinds.get(kind, {}).items():
                     rows.append((aid, func, kind, desc, *split(value)))
     return rows
