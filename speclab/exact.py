@@ -10,9 +10,17 @@ exact output distribution, for any of the four rules in speclab.speculative.RULE
     round_outcomes(P, Q, ctx, k, rule)   every outcome: emitted tokens, accepted count, probability
     first_token_marginal(P, Q, rule)     V x V: row c = the first token a round from c emits
     first_two_joint(P, Q, ctx, k, rule)  V x V exact joint of the first two emitted tokens
+    first_tokens_joint(P, Q, ctx, k, n, rule)  (V,)*n exact joint of the first n emitted tokens
+    target_tokens_joint(P, ctx, n)       (V,)*n joint of the target's own next n tokens
+    window_tv(P, Q, ctx, k, n, rule)     TV between the two: the damage a window of n tokens sees
     expected_round(P, Q, ctx, k, rule)   (expected accepted drafts, expected emitted tokens)
 
 V**k rows: k <= 5 is instant with V = 6 (7,776 draft sequences); k = 6 takes a second.
+
+The models are bigram tables (the next token depends on the current token only), so a
+round from context c depends on c alone, and rounds chain: after a round that emits m
+tokens, the next round starts from the last of them. first_tokens_joint chains the
+exact round distributions that way, with dense arrays (V**n entries).
 """
 from functools import lru_cache
 import itertools
@@ -117,3 +125,111 @@ def expected_round(P, Q, ctx, k, rule="correct"):
     tokens, accepted, prob = round_outcomes(P, Q, ctx, k, rule)
     emitted = (tokens >= 0).sum(axis=1)
     return float(prob @ accepted), float(prob @ emitted)
+
+
+# --- windows of n tokens: rounds chained exactly ---------------------------------------
+
+_ROUND_CACHE = {}
+
+
+def _rounds_by_length(P, Q, k, rule):
+    """R[L] of shape (V, V**L): R[L][c, seq] = P(a round from c emits exactly the L tokens seq).
+
+    seq is the row-major index of the L tokens. Built position by position with dense arrays
+    (the same sums as round_outcomes, but drafts after a stop are summed out at once, so the
+    cost is V**(k+1) per context, not V**k outcome rows). Cached for the last few (P, Q, k, rule).
+    """
+    P, Q = np.asarray(P, dtype=float), np.asarray(Q, dtype=float)
+    key = (P.tobytes(), Q.tobytes(), P.shape, int(k), rule)
+    if key in _ROUND_CACHE:
+        return _ROUND_CACHE[key]
+    V = len(P)
+    a, F = _tables(P, Q, rule)
+    keep = Q * a                          # keep[prev, x]: x drafted after prev and kept
+    reject = 1.0 - keep.sum(axis=1)       # the first draft after prev is rejected
+    # stale[prev, s]: a draft after prev is rejected and the draft after it is s (rule "continue")
+    stale = (Q * (1.0 - a)) @ Q
+    R = {L: np.zeros((V, V ** L)) for L in range(1, k + 2)}
+
+    def then(A, emitted, *M):
+        """A (V, V**emitted) times M[prev, new] for each M: one new token axis per M, each drawn
+        after prev, the last emitted token (the context itself when nothing is emitted yet)."""
+        A = A.reshape(V) if emitted == 0 else A.reshape(V, V ** (emitted - 1), V)
+        prev = A.ndim - 1                 # the context axis, or the last emitted token's axis
+        out = A.reshape(A.shape + (1,) * len(M))
+        for j, m in enumerate(M):
+            shape = [1] * out.ndim
+            shape[prev], shape[A.ndim + j] = V, V
+            out = out * m.reshape(shape)
+        return out.reshape(V, -1)
+
+    def chain(A, steps):
+        """Append `steps` draft tokens, each drafted from Q after the newest one (the last axis)."""
+        for _ in range(steps):
+            A = (A.reshape(V, -1, V)[..., None] * Q[None, None]).reshape(V, -1)
+        return A
+
+    A = np.ones((V, 1))                   # A[c, x_0..x_{i-1}]: the first i drafts are these and kept
+    for i in range(k + 1):
+        if i == k:                        # all k kept: the bonus from the target's row after the last
+            R[k + 1] += then(A, i, P)
+            break
+        if rule == "continue" and i < k - 1:
+            # the fix-up token t, then the k - 1 - i stale drafts: the first drafted after the
+            # rejected draft (summed out in `stale`), each later one after the one before
+            R[k] += chain(then(A, i, F, stale), k - 2 - i)
+        else:                             # one fix-up token from F after the last kept token
+            R[i + 1] += then(A, i, reject[:, None] * F)
+        A = then(A, i, keep)
+    if len(_ROUND_CACHE) >= 32:
+        _ROUND_CACHE.pop(next(iter(_ROUND_CACHE)))
+    _ROUND_CACHE[key] = R
+    return R
+
+
+def _chained(R, V, k, n):
+    """J[m] of shape (V, V**m) for m = 1..n: J[m][c] = the joint of the first m tokens emitted from c."""
+    J = {}
+    for m in range(1, n + 1):
+        out = np.zeros((V, V ** m))
+        for L, RL in R.items():
+            if L >= m:   # this round alone fixes the first m tokens: sum out the rest
+                out += RL.reshape(V, V ** m, V ** (L - m)).sum(axis=2)
+            else:        # L tokens, then the first m - L tokens of rounds from the last of them
+                head = RL.reshape(V, V ** (L - 1), V)
+                out += (head[:, :, :, None] * J[m - L][None, None, :, :]).reshape(V, V ** m)
+        J[m] = out
+    return J
+
+
+def first_tokens_joint(P, Q, ctx, k, n, rule="correct"):
+    """The exact joint of the first n tokens emitted from ctx (rounds of k drafts): shape (V,)*n.
+
+    A round that emits at least n tokens fixes all n; one that emits fewer leaves the rest
+    to the rounds that follow, each starting from the last token emitted so far.
+    """
+    V = len(P)
+    J = _chained(_rounds_by_length(P, Q, k, rule), V, k, n)
+    return J[n][ctx].reshape((V,) * n)
+
+
+def target_tokens_joint(P, ctx, n):
+    """The target's own joint of its next n tokens from ctx: J[x1, ..., xn] = P[ctx, x1] P[x1, x2] ..."""
+    P = np.asarray(P, dtype=float)
+    J = P[ctx].copy()
+    for _ in range(n - 1):
+        J = J[..., None] * P[np.indices(J.shape)[-1]]
+    return J
+
+
+def window_tv(P, Q, ctx, k, n, rule="correct"):
+    """Total variation between the first n emitted tokens and the target's next n: what a window of n sees."""
+    return 0.5 * float(np.abs(first_tokens_joint(P, Q, ctx, k, n, rule) - target_tokens_joint(P, ctx, n)).sum())
+
+
+def window_tvs(P, Q, ctx, k, n_max, rule="correct"):
+    """[window_tv(..., n, ...) for n = 1..n_max], sharing one chaining of the rounds."""
+    V = len(P)
+    J = _chained(_rounds_by_length(P, Q, k, rule), V, k, n_max)
+    return np.array([0.5 * float(np.abs(J[n][ctx] - target_tokens_joint(P, ctx, n).ravel()).sum())
+                     for n in range(1, n_max + 1)])

@@ -23,6 +23,10 @@ rng a numpy Generator; k >= 1 drafts per round):
         trials from the int ctx: notebook 04's experiment (the loop's
         speculative_joint), vectorised.
 
+    first_tokens(P, Q, ctx, k, n, trials, rng, rule="correct") -> (trials, n) int array
+        The first n emitted tokens of each of `trials` independent trials from the int
+        ctx (rounds chained from the last emitted token): any window, not only two.
+
     run(P, Q, k, n_rounds, rng, rule="correct", ctx=0, chains=100, burn_in=0) -> Run
         A decoding run for sweeps (notebooks 05 and 06): each of `chains` independent
         chains starts at ctx and plays rounds one after another, each round starting
@@ -161,6 +165,27 @@ def first_two_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     if short.any():
         b[short] = _rounds(m, a[short], k, rng).tokens[:, 0]
     return np.bincount(a * m.V + b, minlength=m.V * m.V).reshape(m.V, m.V) / trials
+
+
+def first_tokens(P, Q, ctx, k, n, trials, rng, rule="correct"):
+    """(trials, n) int array: the first n tokens emitted in each of `trials` trials from ctx."""
+    if k < 1 or n < 1:
+        raise ValueError(f"k and n must be at least 1, got k = {k}, n = {n}")
+    m = _Model(P, Q, rule)
+    out = np.full((trials, n), -1, dtype=np.int64)
+    filled = np.zeros(trials, dtype=np.int64)
+    start = np.full(trials, ctx, dtype=np.int64)
+    active = np.arange(trials)
+    while len(active):
+        r = _rounds(m, start[active], k, rng)
+        pos = filled[active][:, None] + np.arange(k + 1)[None, :]
+        ok = (np.arange(k + 1)[None, :] < r.emitted[:, None]) & (pos < n)
+        rows = np.broadcast_to(active[:, None], pos.shape)
+        out[rows[ok], pos[ok]] = r.tokens[ok]
+        filled[active] += r.emitted
+        start[active] = r.last
+        active = active[filled[active] < n]
+    return out
 
 
 @dataclass

@@ -128,14 +128,14 @@ def first_two_tokens(P, Q, ctx, k, rng, rule="correct"):
     return out[0], out[1]
 
 
-def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
-    """V x V empirical joint of the first two emitted tokens over `rounds` independent trials."""
+def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
+    """V x V empirical joint of the first two emitted tokens over `trials` independent trials."""
     V = len(P)
     counts = np.zeros((V, V))
-    for _ in range(rounds):
+    for _ in range(trials):
         a, b = first_two_tokens(P, Q, ctx, k, rng, rule)
         counts[a, b] += 1
-    return counts / rounds
+    return counts / trials
 
 
 def target_joint(P, ctx):

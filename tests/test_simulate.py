@@ -24,8 +24,9 @@ GOOD, POOR = draft("good"), draft("poor")
 
 DELTA = 1e-7
 # Cells compared statistically in this file: 36 per joint x (4 rules x 2 settings) for the
-# simulator, 36 x 4 rules for the loop, and (k + 1) accepted-count cells x 4 rules x 2 settings.
-CELLS_IN_FILE = 36 * 8 + 36 * 4 + (4 + 1) * 4 + (2 + 1) * 4
+# simulator, 36 x 4 rules for the loop, (k + 1) accepted-count cells x 4 rules x 2 settings, and
+# 216 per three-token joint x 4 rules for the simulator's windows.
+CELLS_IN_FILE = 36 * 8 + 36 * 4 + (4 + 1) * 4 + (2 + 1) * 4 + 216 * 4
 LOG_TERM = math.log(2 * CELLS_IN_FILE / DELTA)  # each cell may fail with prob <= DELTA / CELLS_IN_FILE
 
 
@@ -72,6 +73,66 @@ def test_exact_broken_rules_drift():
     tv = {rule: tv_distance(exact.first_two_joint(P, GOOD, 0, 4, rule), ref) for rule in RULES}
     assert tv["correct"] < 1e-13
     assert tv["greedy"] > tv["no_resample"] > tv["continue"] > 0.02
+
+
+def _by_outcomes(P_, Q_, k, rule):
+    """Round distributions by length, summed row by row from round_outcomes (the slow, plain way)."""
+    V = len(P_)
+    R = {L: np.zeros((V, V ** L)) for L in range(1, k + 2)}
+    for c in range(V):
+        tokens, _, prob = exact.round_outcomes(P_, Q_, c, k, rule)
+        for row, pr in zip(tokens.tolist(), prob.tolist()):
+            seq = [t for t in row if t >= 0]
+            R[len(seq)][c, int(np.ravel_multi_index(seq, (V,) * len(seq)))] += pr
+    return R
+
+
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_dense_round_distributions_match_the_outcome_list(rule, k):
+    for Q in (GOOD, POOR, P):
+        exact._ROUND_CACHE.clear()
+        dense, plain = exact._rounds_by_length(P, Q, k, rule), _by_outcomes(P, Q, k, rule)
+        assert sorted(dense) == sorted(plain)
+        for L in plain:
+            assert np.abs(dense[L] - plain[L]).max() < 1e-15, (rule, k, L)
+
+
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_windows_chain_rounds_exactly(rule, k):
+    """A window of two is first_two_joint; the correct rule's window of any length is the target's."""
+    for ctx in (0, 4):
+        two = exact.first_tokens_joint(P, GOOD, ctx, k, 2, rule)
+        assert np.abs(two - exact.first_two_joint(P, GOOD, ctx, k, rule)).max() < 1e-15
+        for n in (1, 3, 4):
+            J = exact.first_tokens_joint(P, GOOD, ctx, k, n, rule)
+            assert J.shape == (6,) * n and abs(J.sum() - 1) < 1e-12
+            if rule == "correct":
+                assert np.abs(J - exact.target_tokens_joint(P, ctx, n)).max() < 1e-15
+    T3 = exact.target_tokens_joint(P, 2, 3)
+    assert abs(T3[1, 4, 5] - P[2, 1] * P[1, 4] * P[4, 5]) < 1e-18
+
+
+def test_a_window_of_n_tokens_is_blind_to_k_beyond_n():
+    """Notebook 04's break-it: the two-token window gives the same TV for every k >= 2."""
+    for rule in RULES[1:]:
+        for n in (1, 2, 3):
+            tvs = [exact.window_tv(P, GOOD, 0, k, n, rule) for k in range(n, 6)]
+            assert max(tvs) - min(tvs) < 1e-14, (rule, n, tvs)
+    assert exact.window_tv(P, GOOD, 0, 1, 2, "continue") < 1e-15, "with k = 1 nothing is stale"
+    assert exact.window_tv(P, GOOD, 0, 3, 3, "continue") > exact.window_tv(P, GOOD, 0, 2, 3, "continue") + 0.04
+
+
+def test_the_figures_notebook_04_quotes():
+    tv = {(n, rule): exact.window_tv(P, GOOD, 0, 4, n, rule) for n in (1, 2, 3, 4) for rule in RULES}
+    quoted = {(1, "greedy"): 0.1232, (2, "greedy"): 0.2707, (2, "no_resample"): 0.0369, (2, "continue"): 0.0295,
+              (3, "no_resample"): 0.0405, (3, "continue"): 0.0777, (4, "no_resample"): 0.0440,
+              (4, "continue"): 0.1128, (1, "no_resample"): 0.0360}
+    for key, value in quoted.items():
+        assert round(tv[key], 4) == value, (key, tv[key])
+    assert all(tv[(n, "correct")] < 1e-14 for n in (1, 2, 3, 4))
+    assert list(exact.window_tvs(P, GOOD, 0, 4, 4, "continue")) == [tv[(n, "continue")] for n in (1, 2, 3, 4)]
 
 
 def test_expected_round_perfect_draft():
@@ -122,6 +183,15 @@ def test_run_continues_from_the_last_token():
     assert burned.rounds == 50 and burned.last.tolist() == [(1 + 12 * 4) % 6] * 5
 
 
+def test_first_tokens_on_deterministic_models():
+    T = simulate.first_tokens(CYCLE, CYCLE, 2, 2, 5, 3, np.random.default_rng(0))
+    assert T.tolist() == [[3, 4, 5, 0, 1]] * 3, "rounds chain from the last emitted token"
+    T = simulate.first_tokens(CYCLE, BACK, 0, 3, 4, 2, np.random.default_rng(0), "continue")
+    assert T.tolist() == [[1, 4, 3, 4]] * 2, "continue: the fix-up 1, stale drafts 4 and 3, then a new round from 3"
+    T = simulate.first_tokens(CYCLE, BACK, 0, 3, 4, 2, np.random.default_rng(0))
+    assert T.tolist() == [[1, 2, 3, 4]] * 2, "every draft rejected: one token per round"
+
+
 # --- the vectorised simulator against the exact enumeration ---------------------------
 
 SETTINGS = [(GOOD, 0, 4), (POOR, 3, 2)]
@@ -165,3 +235,11 @@ def test_trace_round_emits_what_verify_round_emits(rule):
         expected = verify_round(P, GOOD, 0, draft_tokens(GOOD, 0, 4, rng), rng, rule)
         assert trace["emitted"] == expected
         assert sum(t["ok"] for t in trace["tests"]) == trace["stop"]
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_vectorised_three_token_window_matches_exact(rule):
+    n = 200_000
+    T = simulate.first_tokens(P, GOOD, 0, 4, 3, n, np.random.default_rng(400), rule)
+    J = np.bincount(T[:, 0] * 36 + T[:, 1] * 6 + T[:, 2], minlength=216) / n
+    assert_matches(J, exact.first_tokens_joint(P, GOOD, 0, 4, 3, rule), n, f"three-token window ({rule})")
