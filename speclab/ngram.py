@@ -25,7 +25,15 @@ p[i] and q[i] for the same character i, or p(x)/q(x) compares two different char
     NGram(ids, order, V)               a model: NGram(...)(context) -> length-V array
     build_tables(ids, max_order, V)    tables[0 .. max_order-1], to share between models
     load_corpus(name)                  the text of data/corpora/<name>.txt
+
+The course's two corpora, counted once per process (notebook 08 and its widget share them):
+
+    shared_alphabet()                  every character of both corpora, sorted
+    corpus_ids(name)                   a corpus as token ids over the shared alphabet
+    corpus_tables(name)                its tables for m = 0 .. CORPUS_MAX_ORDER-1
+    corpus_model(name, order)          one NGram per (corpus, order), its memo kept warm
 """
+from functools import lru_cache
 
 import numpy as np
 
@@ -110,6 +118,15 @@ class NGram:
     Built from token ids, or from tables already counted (tables[:order] are used). Calls are
     memoised on the last order-1 tokens, which are all the model looks at; each call returns
     its own copy.
+
+    The distribution is ngram_dist's, computed in one step instead of one pass per context
+    length: unrolling p_m = c_m / (N_m + T_m) + w_m p_(m-1), with w_m = T_m / (N_m + T_m),
+
+        p = sum_m [prod_(m' > m) w_m'] c_m / (N_m + T_m)  +  [prod_m w_m] / V,
+
+    over the context lengths that were seen (an unseen one leaves p unchanged: weight 1). The
+    scalars are plain Python and the vectors meet in one dot product, several times faster than
+    the loop over context lengths; the two agree to rounding (tests/test_ngram.py checks it).
     """
 
     def __init__(self, ids=None, order=3, V=None, tables=None):
@@ -119,13 +136,34 @@ class NGram:
             raise ValueError(f"an order-{order} model needs {order} tables, got {len(tables)}")
         self.order, self.V, self.tables = order, V, tables[:order]
         self._cache = {}
+        self._stats = [{} for _ in range(order)]   # per context length: context -> (N + T, T)
+
+    def _dist(self, key):
+        """The interpolated distribution after the context tuple `key` (len(key) <= order - 1)."""
+        n = len(key)
+        rows, coefs, weight = [], [], 1.0
+        for m in range(min(self.order - 1, n), -1, -1):   # longest context first
+            suffix = key[n - m:] if m else ()
+            c = self.tables[m].get(suffix)
+            if c is None:
+                continue
+            stats = self._stats[m].get(suffix)
+            if stats is None:
+                stats = self._stats[m][suffix] = (float(c.sum()) + np.count_nonzero(c), np.count_nonzero(c))
+            total, T = stats
+            rows.append(c)
+            coefs.append(weight / total)
+            weight *= T / total
+        p = np.dot(coefs, rows) if rows else np.zeros(self.V)
+        p += weight / self.V
+        return p
 
     def __call__(self, context):
         n = len(context)
-        key = tuple(int(t) for t in context[max(0, n - self.order + 1):])
+        key = tuple(context[max(0, n - self.order + 1):])
         p = self._cache.get(key)
         if p is None:
-            p = ngram_dist(self.tables, key, self.V)
+            p = self._dist(key)
             if len(self._cache) > 200_000:
                 self._cache.clear()
             self._cache[key] = p
@@ -133,7 +171,56 @@ class NGram:
 
     def uncached(self, context):
         """The same distribution without the memo (for timing one real call)."""
-        return ngram_dist(self.tables, tuple(context), self.V)
+        n = len(context)
+        return self._dist(tuple(context[max(0, n - self.order + 1):]))
 
     def __repr__(self):
         return f"NGram(order={self.order}, V={self.V}, contexts={sum(map(len, self.tables)):,})"
+
+
+# --- the course's two corpora, counted once -------------------------------------------------
+
+CORPUS_MAX_ORDER = 6   # notebook 08's target reads 5 characters back
+_CORPUS_MODELS = {}
+
+
+@lru_cache(maxsize=None)
+def shared_alphabet():
+    """Every character of the course's corpora, sorted: the one numbering all their models share."""
+    return alphabet(*(load_corpus(name) for name in CORPUS_FILES))
+
+
+@lru_cache(maxsize=None)
+def _corpus_ids(name):
+    ids = encode(load_corpus(name), shared_alphabet())
+    ids.setflags(write=False)   # shared by every caller: read-only
+    return ids
+
+
+def corpus_ids(name):
+    """The corpus `name` ("prose" or "code") as token ids over shared_alphabet() (a read-only array)."""
+    return _corpus_ids(name)
+
+
+@lru_cache(maxsize=None)
+def _corpus_tables(name):
+    return tuple(build_tables(corpus_ids(name), CORPUS_MAX_ORDER, len(shared_alphabet())))
+
+
+def corpus_tables(name):
+    """[tables for m = 0 .. CORPUS_MAX_ORDER-1] of one corpus, counted once per process (a new list each call)."""
+    return list(_corpus_tables(name))
+
+
+def corpus_model(name, order):
+    """The order-`order` model of one corpus over the shared alphabet; the same object on every call.
+
+    Every model of a corpus shares its tables, and each keeps its memo between calls, so a widget
+    that asks for the same model again does not recount or recompute what it already has.
+    """
+    if not 1 <= order <= CORPUS_MAX_ORDER:
+        raise ValueError(f"order must be 1 .. {CORPUS_MAX_ORDER}, got {order}")
+    key = (name, int(order))
+    if key not in _CORPUS_MODELS:
+        _CORPUS_MODELS[key] = NGram(tables=list(_corpus_tables(name)), order=int(order), V=len(shared_alphabet()))
+    return _CORPUS_MODELS[key]

@@ -12,7 +12,8 @@ after k acceptances one for the bonus token from the target.
     draft_tokens(draft, context, k, rng) -> list of k ids
     verify_round(target, draft, context, drafted, rng, rule="correct") -> emitted ids
     play_round(...) -> (emitted ids, kinds): kinds[i] in "accepted", "resampled", "bonus"
-    generate(target, draft, context, n, k, rng) -> Generation (tokens, kinds, rounds)
+    generate(target, draft, context, n, k, rng) -> Generation (tokens, kinds, rounds;
+                                                 .kept_fraction, .tokens_per_call, .round_starts)
     lookup_draft(g, fallback=None) -> a draft model that copies from earlier in the context
     onehot_residual(p, x) -> p with x removed, renormalised
     first_two_joint(target, draft, context, k, trials, rng, rule) -> V x V empirical joint
@@ -81,8 +82,20 @@ class Generation:
         return self.kinds.count("accepted")
 
     @property
-    def accept_rate(self):
+    def kept_fraction(self):
+        """Drafts kept / drafts made, over the whole run. Not alpha: it falls with k by construction
+        (a draft is only tested if every draft before it in its round was kept)."""
         return self.accepted / (len(self.rounds) * self.k)
+
+    @property
+    def accept_rate(self):
+        """The kept fraction, under its old name (kept so that older code still runs)."""
+        return self.kept_fraction
+
+    @property
+    def round_starts(self):
+        """The index in .tokens of the first token of every round."""
+        return np.concatenate([[0], np.cumsum(self.rounds[:-1], dtype=int)]).astype(int).tolist()
 
     @property
     def tokens_per_call(self):

@@ -129,6 +129,43 @@ def test_ngram_built_from_ids_equals_one_built_from_tables(corpus):
     assert np.array_equal(a(ctx), b(ctx))
 
 
+
+def test_the_models_one_step_formula_equals_the_reference_loop(corpus):
+    """NGram computes ngram_dist's Witten-Bell in one dot product; the two must agree to rounding."""
+    _, alpha, ids, tables = corpus
+    rng = np.random.default_rng(11)
+    for name in ids:
+        for order in (1, 2, 4):
+            model = ngram.NGram(tables=tables[name], order=order, V=len(alpha))
+            for _ in range(150):
+                i = int(rng.integers(0, 100_000))
+                ctx = ids[name][i:i + int(rng.integers(0, 9))].tolist()
+                assert np.abs(model(ctx) - ngram.ngram_dist(tables[name][:order], ctx, len(alpha))).max() < 1e-15
+    unseen = ngram.encode("qzxj", alpha).tolist()   # backs off past contexts the text never had
+    model = ngram.NGram(tables=tables["code"], order=4, V=len(alpha))
+    assert np.abs(model(unseen) - ngram.ngram_dist(tables["code"][:4], unseen, len(alpha))).max() < 1e-15
+    tiny = [ngram.next_counts([0, 1, 0, 1, 2], m, 3) for m in range(2)]
+    assert np.allclose(ngram.NGram(tables=tiny, order=2, V=3)([0]), [1 / 8, 19 / 24, 1 / 12])
+
+
+def test_corpus_models_are_counted_once_and_shared():
+    alpha = ngram.shared_alphabet()
+    assert alpha == ngram.alphabet(ngram.load_corpus("prose"), ngram.load_corpus("code"))
+    ids = ngram.corpus_ids("code")
+    assert not ids.flags.writeable and ngram.decode(ids[:300], alpha) == ngram.load_corpus("code")[:300]
+    tables = ngram.corpus_tables("code")
+    assert len(tables) == ngram.CORPUS_MAX_ORDER and tables is not ngram.corpus_tables("code")
+    assert all(a is b for a, b in zip(tables, ngram.corpus_tables("code")))   # the counts themselves are shared
+    fresh = ngram.next_counts(ids, 3, len(alpha))
+    assert fresh.keys() == tables[3].keys() and all(np.array_equal(fresh[k], tables[3][k]) for k in fresh)
+    model = ngram.corpus_model("code", 4)
+    assert model is ngram.corpus_model("code", 4) and model.order == 4 and model.V == len(alpha)
+    ctx = ids[1_000:1_010].tolist()
+    assert np.allclose(model(ctx), ngram.ngram_dist(tables[:4], ctx, len(alpha)))
+    for bad in (0, ngram.CORPUS_MAX_ORDER + 1):
+        with pytest.raises(ValueError):
+            ngram.corpus_model("code", bad)
+
 # --- the generalised round --------------------------------------------------------------------
 
 def models(corpus, name="code", target_order=4, draft_order=2):
@@ -190,7 +227,12 @@ def test_generation_bookkeeping(corpus):
     assert all(1 <= r <= 4 for r in gen.rounds)
     assert gen.accepted == sum(r - 1 for r in gen.rounds)
     assert gen.kinds.count("bonus") == sum(r == 4 for r in gen.rounds)
-    assert math.isclose(gen.accept_rate, gen.accepted / (3 * len(gen.rounds)))
+    assert math.isclose(gen.kept_fraction, gen.accepted / (3 * len(gen.rounds)))
+    assert gen.accept_rate == gen.kept_fraction   # the old name still works
+    starts = gen.round_starts
+    assert starts[0] == 0 and len(starts) == len(gen.rounds)
+    assert all(b - a == r for a, b, r in zip(starts, starts[1:] + [len(gen.tokens)], gen.rounds))
+    assert all(gen.kinds[s - 1] in ("resampled", "bonus") for s in starts[1:])   # a round starts after the target's token
 
 
 def test_a_draft_equal_to_the_target_is_always_kept(corpus):

@@ -62,6 +62,22 @@ def next_counts(ids, m, V):
         table.setdefault(str(ids[i - m:i]), np.zeros(V))[ids[i]] += 1
     return table
 """,
+            "count vectors as Python lists, not NumPy arrays": ("""
+def next_counts(ids, m, V):
+    ids = [int(t) for t in ids]
+    table = {}
+    for i in range(m, len(ids)):
+        table.setdefault(tuple(ids[i - m:i]), [0] * V)[ids[i]] += 1
+    return table
+""", "each value must be a NumPy array"),
+            "returns a list of (context, counts) pairs instead of a dict": ("""
+def next_counts(ids, m, V):
+    ids = [int(t) for t in ids]
+    table = {}
+    for i in range(m, len(ids)):
+        table.setdefault(tuple(ids[i - m:i]), np.zeros(V))[ids[i]] += 1
+    return list(table.items())
+""", "must return a dict"),
         },
         "right": {
             "a plain loop with setdefault": """
@@ -80,10 +96,6 @@ def next_counts(ids, m, V):
         table[tuple(ids[i - m:i])][ids[i]] += 1
     return dict(table)
 """,
-            "the vectorised reference": """
-def next_counts(ids, m, V):
-    return ngram.next_counts(ids, m, V)
-""",
             "Counter of (context, next) pairs, then vectors": """
 from collections import Counter
 def next_counts(ids, m, V):
@@ -93,6 +105,23 @@ def next_counts(ids, m, V):
     for (ctx, x), n in pairs.items():
         table.setdefault(ctx, np.zeros(V))[x] = n
     return table
+""",
+        },
+        "delegate": {
+            "the course's NumPy count, imported under another name": """
+from speclab.ngram import next_counts as count_them
+def next_counts(ids, m, V):
+    return count_them(ids, m, V)
+""",
+            "the tables of a model built on the fly (a class)": """
+from speclab import ngram as lm
+def next_counts(ids, m, V):
+    return lm.NGram(ids=list(ids), order=m + 1, V=V).tables[m]
+""",
+            "build_tables through the module attribute": """
+import speclab.ngram
+def next_counts(ids, m, V):
+    return speclab.ngram.build_tables(ids, m + 1, V)[m]
 """,
         },
     },
@@ -188,6 +217,18 @@ def ngram_dist(tables, context, V):
         p = c / c.sum() + np.count_nonzero(c) * p / c.sum()
     return p
 """,
+            "returns a list instead of a NumPy array": ("""
+def ngram_dist(tables, context, V):
+    p = [1.0 / V] * V
+    n = len(context)
+    for m, table in enumerate(tables):
+        c = table.get(tuple(context[n - m:]) if m else ()) if m <= n else None
+        if c is None:
+            continue
+        N, T = float(sum(c)), sum(1 for v in c if v > 0)
+        p = [(float(cx) + T * px) / (N + T) for cx, px in zip(c, p)]
+    return p
+""", "must return a NumPy array"),
         },
         "right": {
             "stop at the first unseen context (a longer one cannot have been seen)": """
@@ -218,9 +259,23 @@ def ngram_dist(tables, context, V):
         return (c + T * lower) / (c.sum() + T)
     return rec(len(tables) - 1)
 """,
-            "the reference": """
+        },
+        "delegate": {
+            "the loophole of issue 15: a model object from speclab.ngram": """
+from speclab import ngram
 def ngram_dist(tables, context, V):
-    return ngram.ngram_dist(tables, list(context), V)
+    return ngram.NGram(tables=tables, order=len(tables), V=V)(list(context))
+""",
+            "the course's function under another name": """
+from speclab.ngram import ngram_dist as witten_bell
+def ngram_dist(tables, context, V):
+    return witten_bell(tables, list(context), V)
+""",
+            "a method of the model class, reached through the package": """
+import speclab.ngram
+def ngram_dist(tables, context, V):
+    model = speclab.ngram.NGram(tables=list(tables), order=len(tables), V=V)
+    return model.uncached(list(context))
 """,
         },
     },
@@ -396,6 +451,18 @@ def verify_context_round(target, draft, context, drafted, rng):
     out.append(sample_from(target(prefix), rng.random()))
     return out
 """,
+            "returns a NumPy array of the tokens": ("""
+def verify_context_round(target, draft, context, drafted, rng):
+    prefix, out = list(context), []
+    for x in drafted:
+        p, q = target(prefix), draft(prefix)
+        if rng.random() < p[x] / q[x]:
+            out.append(x); prefix.append(x); continue
+        out.append(sample_from(residual(p, q), rng.random()))
+        return np.array(out)
+    out.append(sample_from(target(prefix), rng.random()))
+    return np.array(out)
+""", "plain Python ints"),
         },
         "right": {
             "u <= p/q": """
@@ -437,58 +504,18 @@ def verify_context_round(target, draft, context, drafted, rng):
     out.append(sample_from(target(prefix), rng.random()))
     return out
 """,
-            "the reference": """
+        },
+        "delegate": {
+            "the loophole of issue 15: the course's round": """
+from speclab import textspec
 def verify_context_round(target, draft, context, drafted, rng):
     return textspec.verify_round(target, draft, context, drafted, rng)
 """,
-        },
-    },
-    "round_stats": {
-        "wrong": {
-            "acceptance counts every emitted token": """
-def round_stats(emitted, k, c):
-    t = sum(emitted) / len(emitted)
-    return sum(emitted) / (len(emitted) * k), t, t / (1 + k * c)
-""",
-            "tokens per call miscounted by one (the target's own token left out)": """
-def round_stats(emitted, k, c):
-    acc = sum(e - 1 for e in emitted)
-    t = acc / len(emitted)
-    return acc / (len(emitted) * k), t, t / (1 + k * c)
-""",
-            "acceptance over k + 1 positions": """
-def round_stats(emitted, k, c):
-    t = sum(emitted) / len(emitted)
-    return sum(e - 1 for e in emitted) / (len(emitted) * (k + 1)), t, t / (1 + k * c)
-""",
-            "speedup without the target call: tokens / (k c)": """
-def round_stats(emitted, k, c):
-    t = sum(emitted) / len(emitted)
-    return sum(e - 1 for e in emitted) / (len(emitted) * k), t, t / (k * c) if c else t
-""",
-            "speedup multiplies by the cost": """
-def round_stats(emitted, k, c):
-    t = sum(emitted) / len(emitted)
-    return sum(e - 1 for e in emitted) / (len(emitted) * k), t, t * (1 + k * c)
-""",
-            "acceptance per round, not per drafted token": """
-def round_stats(emitted, k, c):
-    t = sum(emitted) / len(emitted)
-    return sum(e - 1 for e in emitted) / len(emitted), t, t / (1 + k * c)
-""",
-        },
-        "right": {
-            "NumPy": """
-def round_stats(emitted, k, c):
-    e = np.asarray(emitted)
-    t = e.mean()
-    return float((e - 1).mean() / k), float(t), float(t / (1 + k * c))
-""",
-            "mean per-round acceptance (same thing, every round drafts k)": """
-def round_stats(emitted, k, c):
-    rates = [(e - 1) / k for e in emitted]
-    t = sum(emitted) / len(emitted)
-    return sum(rates) / len(rates), t, t / (1 + k * c)
+            "the course's play_round under another name": """
+from speclab.textspec import play_round as one_round
+def verify_context_round(target, draft, context, drafted, rng):
+    emitted, _ = one_round(target, draft, list(context), list(drafted), rng)
+    return [int(t) for t in emitted]
 """,
         },
     },
@@ -527,13 +554,18 @@ def onehot_residual(p, x):
     r[x] = 0.0
     return r / px if px > 0 else r / r.sum()
 """,
+            "returns a Python list": ("""
+def onehot_residual(p, x):
+    total = 1.0 - float(p[x])
+    return [0.0 if i == x else float(v) / total for i, v in enumerate(p)]
+""", "NumPy array"),
         },
         "right": {
-            "the generic residual with a one-hot q": """
+            "a copy, zeroed, renormalised by its own sum": """
 def onehot_residual(p, x):
-    q = np.zeros(len(p))
-    q[x] = 1.0
-    return residual(p, q)
+    r = p.copy()
+    r[x] = 0
+    return r / r.sum()
 """,
             "np.where and 1 - p[x]": """
 def onehot_residual(p, x):
@@ -544,6 +576,17 @@ def onehot_residual(p, x):
 def onehot_residual(p, x):
     total = 1.0 - float(p[x])
     return np.array([0.0 if i == x else float(v) / total for i, v in enumerate(p)])
+""",
+        },
+        "delegate": {
+            "notebook 03's generic residual with a one-hot q": """
+def onehot_residual(p, x):
+    return residual(p, np.eye(len(p))[x])
+""",
+            "the course's closed form, through the module": """
+import speclab.textspec as ts
+def onehot_residual(p, x):
+    return ts.onehot_residual(p, x)
 """,
         },
     },
@@ -594,6 +637,12 @@ def lookup_marginal(p, x, rule="correct"):
     fix = p if rule == "correct" else onehot_residual(p, x)
     return kept + (1 - p[x]) * fix
 """,
+            "returns a Python list": ("""
+def lookup_marginal(p, x, rule="correct"):
+    px = float(p[x])
+    fix = onehot_residual(p, x) if rule == "correct" else p
+    return [(px if y == x else 0.0) + (1 - px) * float(fix[y]) for y in range(len(p))]
+""", "NumPy array"),
         },
         "right": {
             "closed forms": """
@@ -610,6 +659,111 @@ def lookup_marginal(p, x, rule="correct"):
     px = float(p[x])
     fix = onehot_residual(p, x) if rule == "correct" else p
     return np.array([(px if y == x else 0.0) + (1 - px) * float(fix[y]) for y in range(len(p))])
+""",
+        },
+        "delegate": {
+            "notebook 02/03's one-step output distribution, with a one-hot draft": """
+from speclab.onetoken import one_token_distribution as one_step
+def lookup_marginal(p, x, rule="correct"):
+    q = np.zeros(len(p))
+    q[x] = 1.0
+    return one_step(np.asarray(p, dtype=float), q, "no_resample" if rule == "resample_p" else "correct")
+""",
+        },
+    },
+    "shortcut_tv": {
+        "wrong": {
+            "measures the correct rule (always 0)": ("""
+def shortcut_tv(target, contexts, proposals):
+    return float(np.mean([tv_distance(lookup_marginal(target(c), x, "correct"), target(c))
+                          for c, x in zip(contexts, proposals)]))
+""", "the shortcut resample_p"),
+            "TV without the 0.5": """
+def shortcut_tv(target, contexts, proposals):
+    gaps = []
+    for c, x in zip(contexts, proposals):
+        p = target(c)
+        gaps.append(np.abs(lookup_marginal(p, x, "resample_p") - p).sum())
+    return float(np.mean(gaps))
+""",
+            "the sum over positions, not the mean": ("""
+def shortcut_tv(target, contexts, proposals):
+    return float(sum(tv_distance(lookup_marginal(target(c), x, "resample_p"), target(c))
+                     for c, x in zip(contexts, proposals)))
+""", "not their sum or maximum"),
+            "the largest damage, not the mean": """
+def shortcut_tv(target, contexts, proposals):
+    return float(max(tv_distance(lookup_marginal(target(c), x, "resample_p"), target(c))
+                     for c, x in zip(contexts, proposals)))
+""",
+            "p taken after the copy: target(context + [x])": ("""
+def shortcut_tv(target, contexts, proposals):
+    gaps = []
+    for c, x in zip(contexts, proposals):
+        p = target(list(c) + [x])
+        gaps.append(tv_distance(lookup_marginal(p, x, "resample_p"), p))
+    return float(np.mean(gaps))
+""", "p comes from target(context) itself"),
+            "how often the copy comes out, not how far the output is from p": """
+def shortcut_tv(target, contexts, proposals):
+    return float(np.mean([lookup_marginal(target(c), x, "resample_p")[x] for c, x in zip(contexts, proposals)]))
+""",
+            "averages first: mean p(x) put into p(x)(1 - p(x))": """
+def shortcut_tv(target, contexts, proposals):
+    m = np.mean([target(c)[x] for c, x in zip(contexts, proposals)])
+    return float(m * (1 - m))
+""",
+            "the TV of the averaged distributions, not the average TV": """
+def shortcut_tv(target, contexts, proposals):
+    ps = [target(c) for c in contexts]
+    shortcut = [lookup_marginal(p, x, "resample_p") for p, x in zip(ps, proposals)]
+    return float(tv_distance(np.mean(shortcut, axis=0), np.mean(ps, axis=0)))
+""",
+            "compares the shortcut with the copy, onehot(x), instead of with p": """
+def shortcut_tv(target, contexts, proposals):
+    gaps = []
+    for c, x in zip(contexts, proposals):
+        p = target(c)
+        gaps.append(tv_distance(lookup_marginal(p, x, "resample_p"), np.eye(len(p))[x]))
+    return float(np.mean(gaps))
+""",
+            "returns the per-position distances, not their mean": ("""
+def shortcut_tv(target, contexts, proposals):
+    return np.array([tv_distance(lookup_marginal(target(c), x, "resample_p"), target(c))
+                     for c, x in zip(contexts, proposals)])
+""", "return one number, a float"),
+        },
+        "right": {
+            "a loop with tv_distance": """
+def shortcut_tv(target, contexts, proposals):
+    total = 0.0
+    for c, x in zip(contexts, proposals):
+        p = target(c)
+        total += tv_distance(lookup_marginal(p, x, "resample_p"), p)
+    return total / len(contexts)
+""",
+            "the closed form p(x)(1 - p(x)), without lookup_marginal": """
+def shortcut_tv(target, contexts, proposals):
+    return float(np.mean([target(c)[x] * (1 - target(c)[x]) for c, x in zip(contexts, proposals)]))
+""",
+            "TV written out, np.mean over a list": """
+def shortcut_tv(target, contexts, proposals):
+    gaps = []
+    for c, x in zip(contexts, proposals):
+        p = np.asarray(target(c))
+        gaps.append(0.5 * np.abs(np.asarray(lookup_marginal(p, x, rule="resample_p")) - p).sum())
+    return float(np.mean(gaps))
+""",
+        },
+        "delegate": {
+            "notebook 02/03's one-step output distribution in place of lookup_marginal": """
+from speclab.onetoken import one_token_distribution
+def shortcut_tv(target, contexts, proposals):
+    gaps = []
+    for c, x in zip(contexts, proposals):
+        p = target(c)
+        gaps.append(tv_distance(one_token_distribution(p, np.eye(len(p))[x], "no_resample"), p))
+    return float(np.mean(gaps))
 """,
         },
     },
