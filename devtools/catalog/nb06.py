@@ -1,8 +1,15 @@
-"""Wrong and right answers for 06_break_even's exercises (see devtools/catalog/__init__.py)."""
+"""Wrong, right and delegating answers for 06_break_even's exercises (see devtools/catalog/__init__.py)."""
 AID = "06_break_even"
 
 CATALOG = {
     "break_even_cost": {
+        "delegate": {
+            "the course's break_even_cost under another name": '''
+from speclab.costs import break_even_cost as _bec
+def break_even_cost(tokens_per_call, k):
+    return _bec(tokens_per_call, k)
+''',
+        },
         "wrong": {
             "c* without the - 1": ('''
 def break_even_cost(tokens_per_call, k):
@@ -41,6 +48,19 @@ def break_even_cost(tokens_per_call, k):
         },
     },
     "best_speedup": {
+        "delegate": {
+            "costs.best_k through the module, then the formula": '''
+from speclab import costs
+def best_speedup(a, c, k_max):
+    k = costs.best_k(a, c, k_max)
+    return k, speedup(expected_tokens(a, k), k, c)
+''',
+            "the course's best_speedup under another name": '''
+from speclab.costs import best_speedup as _bs
+def best_speedup(a, c, k_max):
+    return _bs(a, c, k_max)
+''',
+        },
         "wrong": {
             "0-based index for k": ('''
 def best_speedup(a, c, k_max):
@@ -76,6 +96,27 @@ def best_speedup(a, c, k_max):
     k = max(range(1, k_max + 1), key=lambda j: expected_tokens(a, j))
     return k, speedup(expected_tokens(a, k), k, c)
 ''',
+            "the last k on a tie (>=)": ('''
+def best_speedup(a, c, k_max):
+    best = (1, -1.0)
+    for k in range(1, k_max + 1):
+        s = speedup(expected_tokens(a, k), k, c)
+        if s >= best[1]:
+            best = (k, s)
+    return best
+''', 'on an exact tie take the smaller k'),
+            "returns a list, not a tuple": ('''
+def best_speedup(a, c, k_max):
+    gains = [speedup(expected_tokens(a, k), k, c) for k in range(1, k_max + 1)]
+    i = int(np.argmax(gains))
+    return [i + 1, gains[i]]
+''', 'must return a tuple'),
+            "k as a float": '''
+def best_speedup(a, c, k_max):
+    gains = [speedup(expected_tokens(a, k), k, c) for k in range(1, k_max + 1)]
+    i = int(np.argmax(gains))
+    return float(i + 1), gains[i]
+''',
             "returns only k": '''
 def best_speedup(a, c, k_max):
     return max(range(1, k_max + 1), key=lambda j: speedup(expected_tokens(a, j), j, c))
@@ -105,6 +146,19 @@ def best_speedup(a, c, k_max):
         },
     },
     "should_speculate": {
+        "delegate": {
+            "costs.best_speedup_grid through the package": '''
+import speclab.costs
+def should_speculate(a, draft_params, target_params, k_max=16):
+    c = draft_params / target_params
+    return bool(speclab.costs.best_speedup_grid([a], [c], k_max)[0, 0] > 1)
+''',
+            "the course's corollary_bound": '''
+from speclab.costs import corollary_bound as cb
+def should_speculate(a, draft_params, target_params, k_max=16):
+    return cb(a, draft_params / target_params) > 1
+''',
+        },
         "wrong": {
             "a speedup of exactly 1 counted as a gain": ('''
 def should_speculate(a, draft_params, target_params, k_max=16):
@@ -129,6 +183,12 @@ def should_speculate(a, draft_params, target_params, k_max=16):
 def should_speculate(a, draft_params, target_params, k_max=16):
     return a >= draft_params / target_params
 ''',
+            "returns the best speedup instead of a boolean": ('''
+def should_speculate(a, draft_params, target_params, k_max=16):
+    c = draft_params / target_params
+    s = max(speedup(expected_tokens(a, k), k, c) for k in range(1, k_max + 1))
+    return s if s > 1 else 0.0
+''', 'return a boolean'),
             "any draft under half the target's size": '''
 def should_speculate(a, draft_params, target_params, k_max=16):
     return draft_params < 0.5 * target_params and a > 0.5
@@ -150,45 +210,209 @@ def should_speculate(a, draft_params, target_params, k_max=16):
 ''',
         },
     },
-    "deployment_speedup": {
+    "seconds_per_token": {
         "wrong": {
-            "returns the accept rate as tokens per call": '''
-def deployment_speedup(P, Q, k, c, rounds, rng):
-    a, tokens = sweeps.measure(P, Q, k, rounds, rng)
-    return a, speedup(tokens, k, c)
+            "the overhead paid once per round, not per draft step": ('''
+def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+    emitted, seconds, t = 0, 0.0, 0
+    for _ in range(rounds):
+        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+        seconds += k * t_draft + overhead + t_target
+        emitted += len(out)
+        t = out[-1]
+    return seconds / emitted
+''', 'every one of the 4 draft steps'),
+            "the overhead charged to the verify call as well": '''
+def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+    emitted, seconds, t = 0, 0.0, 0
+    for _ in range(rounds):
+        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+        seconds += (k + 1) * overhead + k * t_draft + t_target
+        emitted += len(out)
+        t = out[-1]
+    return seconds / emitted
 ''',
-            "speedup without k": ('''
-def deployment_speedup(P, Q, k, c, rounds, rng):
-    _, tokens = sweeps.measure(P, Q, k, rounds, rng)
-    return tokens, tokens / (1 + c)
-''', '1 + 4 * 0.6'),
-            "prices only the kept drafts": '''
-def deployment_speedup(P, Q, k, c, rounds, rng):
-    _, tokens = sweeps.measure(P, Q, k, rounds, rng)
-    return tokens, tokens / (1 + (tokens - 1) * c)
+            "seconds per round instead of per token": '''
+def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+    seconds, t = 0.0, 0
+    for _ in range(rounds):
+        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+        seconds += k * (t_draft + overhead) + t_target
+        t = out[-1]
+    return seconds / rounds
 ''',
-            "ignores the rng it was given": '''
-def deployment_speedup(P, Q, k, c, rounds, rng):
-    _, tokens = sweeps.measure(P, Q, k, rounds, np.random.default_rng(40))
-    return tokens, speedup(tokens, k, c)
+            "divides by the kept drafts only": '''
+def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+    kept, seconds, t = 0, 0.0, 0
+    for _ in range(rounds):
+        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+        seconds += k * (t_draft + overhead) + t_target
+        kept += len(out) - 1
+        t = out[-1]
+    return seconds / max(kept, 1)
 ''',
-            "tokens per call miscounted by one": '''
-def deployment_speedup(P, Q, k, c, rounds, rng):
-    a, _ = sweeps.measure(P, Q, k, rounds, rng)
-    tokens = a * k
-    return tokens, speedup(tokens, k, c)
+            "k + 1 draft steps per round": '''
+def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+    emitted, seconds, t = 0, 0.0, 0
+    for _ in range(rounds):
+        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+        seconds += (k + 1) * (t_draft + overhead) + t_target
+        emitted += len(out)
+        t = out[-1]
+    return seconds / emitted
+''',
+            "every round restarts from token 0": '''
+def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+    emitted = 0
+    for _ in range(rounds):
+        out = verify_round(P, Q, 0, draft_tokens(Q, 0, k, rng), rng)
+        emitted += len(out)
+    return rounds * (k * (t_draft + overhead) + t_target) / emitted
+''',
+            "the draft's price in target calls, not seconds (forgets t_target)": '''
+def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+    emitted, t = 0, 0
+    for _ in range(rounds):
+        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+        emitted += len(out)
+        t = out[-1]
+    return rounds * (1 + k * (t_draft + overhead) / t_target) / emitted
 ''',
         },
         "right": {
-            "measure, then price": '''
-def deployment_speedup(P, Q, k, c, rounds, rng):
-    tokens = sweeps.measure(P, Q, k, rounds, rng)[1]
-    return tokens, tokens / (1 + k * c)
+            "a clock summed round by round": '''
+def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+    emitted, seconds, t = 0, 0.0, 0
+    for _ in range(rounds):
+        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+        seconds += k * (t_draft + overhead) + t_target
+        emitted += len(out)
+        t = out[-1]
+    return seconds / emitted
 ''',
-            "the plain loop": '''
-def deployment_speedup(P, Q, k, c, rounds, rng):
-    accepted, emitted = sweeps.run_rounds(P, Q, k, rounds, rng)
-    return emitted / rounds, speedup(emitted / rounds, k, c)
+            "count tokens, then price every round at once": '''
+def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+    lengths, t = [], 0
+    for _ in range(rounds):
+        drafted = draft_tokens(Q, t, k, rng)
+        out = verify_round(P, Q, t, drafted, rng)
+        lengths.append(len(out))
+        t = out[-1]
+    round_time = t_target + k * (t_draft + overhead)
+    return float(rounds * round_time / np.sum(lengths))
+''',
+            "one clock tick per draft step": '''
+def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+    clock, tokens, t = 0.0, 0, 0
+    for _ in range(rounds):
+        drafted = draft_tokens(Q, t, k, rng)
+        for _ in drafted:
+            clock += t_draft
+            clock += overhead
+        out = verify_round(P, Q, t, drafted, rng)
+        clock += t_target
+        tokens += len(out)
+        t = out[-1]
+    return clock / tokens
+''',
+        },
+        "delegate": {
+            "the notebook's own imports: 05's measure, priced with speedup and draft_cost": '''
+def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+    tokens = measure(P, Q, k, rounds, rng, fast=False)[1]
+    return t_target / speedup(tokens, k, draft_cost(t_draft, t_target, overhead))
+''',
+            "the sweeps module's run_rounds through an attribute": '''
+import speclab.sweeps as sw
+def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+    _, emitted = sw.run_rounds(P, Q, k, rounds, rng)
+    return rounds * (k * (t_draft + overhead) + t_target) / emitted
+''',
+        },
+    },
+    "rescue_k": {
+        "wrong": {
+            "one generator shared by every k": ('''
+def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
+    rng = np.random.default_rng(seed)
+    s = [t_target / seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead) for k in range(1, k_max + 1)]
+    i = int(np.argmax(s))
+    return i + 1, s[i]
+''', 'with a fresh np.random.default_rng(seed)'),
+            "returns the seconds per token, not the speedup": '''
+def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
+    sec = [seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), t_draft, t_target, overhead)
+           for k in range(1, k_max + 1)]
+    i = int(np.argmin(sec))
+    return i + 1, sec[i]
+''',
+            "0-based k": '''
+def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
+    s = [t_target / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), t_draft, t_target, overhead)
+         for k in range(1, k_max + 1)]
+    i = int(np.argmax(s))
+    return i, s[i]
+''',
+            "stops at k_max - 1": '''
+def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
+    ks = list(range(1, k_max)) or [1]
+    s = [t_target / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), t_draft, t_target, overhead)
+         for k in ks]
+    i = int(np.argmax(s))
+    return ks[i], s[i]
+''',
+            "forgets the overhead (tunes k on the ideal price)": '''
+def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
+    s = [t_target / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), t_draft, t_target)
+         for k in range(1, k_max + 1)]
+    i = int(np.argmax(s))
+    return i + 1, s[i]
+''',
+            "the last k on a tie": '''
+def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
+    best = (1, -1.0)
+    for k in range(1, k_max + 1):
+        s = t_target / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), t_draft, t_target, overhead)
+        if s >= best[1]:
+            best = (k, s)
+    return best
+''',
+        },
+        "right": {
+            "loop keeping the best": '''
+def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
+    best = None
+    for k in range(1, k_max + 1):
+        s = t_target / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), t_draft, t_target, overhead)
+        if best is None or s > best[1]:
+            best = (k, s)
+    return best
+''',
+            "argmin of the seconds, numpy": '''
+def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
+    sec = np.array([seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), t_draft, t_target, overhead)
+                    for k in range(1, k_max + 1)])
+    i = int(np.argmin(sec))
+    return i + 1, float(t_target / sec[i])
+''',
+            "max with a key over a dict": '''
+def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
+    speed = {k: t_target / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), t_draft, t_target, overhead)
+             for k in range(1, k_max + 1)}
+    k = max(speed, key=lambda j: (speed[j], -j))
+    return k, speed[k]
+''',
+        },
+        "delegate": {
+            "notebook 05's measure from speclab.sweeps in place of the student's clock": '''
+from speclab import sweeps
+def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
+    s = []
+    for k in range(1, k_max + 1):
+        tokens = sweeps.measure(P, Q, k, rounds, np.random.default_rng(seed))[1]
+        s.append(t_target * tokens / (t_target + k * (t_draft + overhead)))
+    i = max(range(k_max), key=lambda n: (s[n], -n))
+    return i + 1, s[i]
 ''',
         },
     },
