@@ -10,6 +10,8 @@ in-process: each delegating answer passes its test as written and fails it once 
 The course's own notebooks are checked too: every solution cell declares its helpers, every
 name it declares is a course helper, and the instructor's solutions use only those.
 """
+import re
+
 import numpy as np
 import nbformat
 import pytest
@@ -32,6 +34,13 @@ def greedy_decode(P, ctx, n):
         out.append(t)
     return out, n
 '''
+# greedy_decode handed to another course helper (01's break-it reference, which never trusts a
+# round when m > n and, with the target as its own draft, emits exactly the greedy tokens).
+DELEGATE = """from speclab.speculative import trusting_greedy as tg
+
+def greedy_decode(P, ctx, n):
+    return tg(P, P, ctx, n, 1, n + 1)[0], n
+"""
 ATTACKS = {
     "numpy comparisons always true": "np.isclose = np.allclose = lambda *a, **k: True\n",
     "numpy array_equal always true": "import numpy\nnumpy.array_equal = lambda *a, **k: True\n",
@@ -124,7 +133,7 @@ def test_make_grade_flags_tampering_in_grades_csv_and_awards_nothing(tmp_path):
     shutil.copytree(REPO / "notebooks" / AID, tmp_path / "notebooks" / AID)
     student_copy = nbformat.read(REPO / "notebooks" / AID / f"{AID}.ipynb", as_version=4)
     answers = {"honest": RIGHT, "isclose": ATTACKS["numpy comparisons always true"] + WRONG,
-               "rebinder": ATTACKS["check rebound in the notebook"] + WRONG}
+               "rebinder": ATTACKS["check rebound in the notebook"] + WRONG, "delegator": DELEGATE}
     for student, answer in answers.items():
         nb = nbformat.from_dict(student_copy)
         for cell in nb.cells:
@@ -141,8 +150,32 @@ def test_make_grade_flags_tampering_in_grades_csv_and_awards_nothing(tmp_path):
     with open(tmp_path / "grades.csv", newline="") as f:
         review = {row["student_id"]: row["review"] for row in csv.DictReader(f)}
     assert review["honest"] == ""
-    for student in ("isclose", "rebinder"):
+    for student in ("isclose", "rebinder", "delegator"):
         assert "integrity" in review[student] and "greedy_decode" in review[student], review[student]
+    assert integrity.DELEGATES in review["delegator"] and "trusting_greedy" in review["delegator"], review["delegator"]
+
+
+def test_the_delegate_passes_unless_the_scan_removes_it():
+    """Seen without the scan: the delegating greedy_decode earns every mark."""
+    nb = with_variant(AID, "greedy_decode", DELEGATE)
+    assert "test_greedy_decode" not in failing_in_kernel(nb, source_notebook(AID).parent)
+
+
+def test_self_check_reports_a_delegation_and_awards_nothing(tmp_path, capsys):
+    """`make check` on a student copy whose greedy_decode hands the work to a course helper."""
+    from grading import selfcheck
+    from grading.course import release_notebook
+
+    nb = nbformat.read(release_notebook(AID), as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "greedy_decode":
+            cell.source = DELEGATE
+    mine = tmp_path / f"{AID}.ipynb"
+    nbformat.write(nb, mine)
+    assert selfcheck.main([AID, "--file", str(mine)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"test_greedy_decode\s+0 / 2", out), out
+    assert "integrity: cell" in out and integrity.DELEGATES in out and "trusting_greedy" in out, out
 
 
 
