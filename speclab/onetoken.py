@@ -7,7 +7,9 @@
 
 The rule itself is what the notebooks teach; the reference versions of their exercises live in
 speclab.speculative, plus one here: one_token_distribution (notebook 03's exact output
-distribution), which the graders lend to a later exercise so that each is graded on its own.
+distribution), which the graders lend to a later exercise so that each is graded on its own, and
+02's break-it references: swapped_accept_prob (the broken rule) and emitted_distribution (the exact
+one-step output of any accept rule with a given fallback), lent to 02's measurement likewise.
 """
 import numpy as np
 
@@ -34,6 +36,25 @@ def one_token_distribution(p, q, rule="correct"):
         kept = np.minimum(p, q)
     fallback = p if rule == "no_resample" else residual(p, q)
     return kept + (1.0 - kept.sum()) * fallback
+
+
+def swapped_accept_prob(p, q, x):
+    """BROKEN on purpose (02's break-it): min(1, q[x] / p[x]), the ratio upside down.
+
+    Where p[x] = 0 the ratio is infinite and the guess is always kept.
+    """
+    px, qx = float(p[x]), float(q[x])
+    return 1.0 if px == 0.0 else min(1.0, qx / px)
+
+
+def emitted_distribution(p, q, r, accept):
+    """Exact distribution of the token one step emits: the draft proposes x ~ q, the step keeps it
+    with probability accept(p, q, x) (asked only where q[x] > 0), and otherwise emits a token drawn
+    from the distribution r. The graders lend it to 02's measurement.
+    """
+    p, q, r = (np.asarray(v, dtype=float) for v in (p, q, r))
+    kept = np.array([q[x] * float(accept(p, q, x)) if q[x] > 0 else 0.0 for x in range(len(q))])
+    return kept + (1.0 - kept.sum()) * r
 
 
 def overlap_bars(ax, p, q, labels=("target p", "draft q")):

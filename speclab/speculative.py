@@ -46,6 +46,37 @@ def speculative_greedy(P, Q, ctx, n, k):
     return tokens[:n], calls
 
 
+def trusting_greedy(P, Q, ctx, n, k, m):
+    """BROKEN on purpose (01's break-it): speculative_greedy, except that every m-th round
+    (rounds m, 2m, ... counted from 1) emits its k guesses unchecked: no target call, no bonus.
+
+    The graders lend it to 01's measurement, so that a slip in the broken variant costs the
+    measurement nothing.
+    """
+    tokens, calls, t, round_no = [], 0, ctx, 0
+    while len(tokens) < n:
+        round_no += 1
+        drafted, d = [], t
+        for _ in range(k):
+            d = int(np.argmax(Q[d]))
+            drafted.append(d)
+        if round_no % m == 0:
+            tokens.extend(drafted)  # trusted: emitted as guessed, the target never sees them
+        else:
+            calls += 1
+            prefix = t
+            for x in drafted:
+                want = int(np.argmax(P[prefix]))
+                tokens.append(want)
+                if want != x:
+                    break
+                prefix = x
+            else:
+                tokens.append(int(np.argmax(P[prefix])))
+        t = tokens[-1]
+    return tokens[:n], calls
+
+
 # --- notebooks 02-03: one token ----------------------------------------------------
 
 def accept_prob(p, q, x):

@@ -3,11 +3,24 @@
 A schedule is a list of steps (kind, duration, tokens_out): kind is "target" for a
 plain target call, "draft" for one draft call, "verify" for the target pass that
 checks a round. Durations are in any unit (target calls in notebook 01, ms in 07).
+
+Notebook 01's widget also needs rounds from a predictor of a given accuracy a: each
+guess is right with probability a, independently, and a round keeps the run of right
+guesses plus one token from the target (1 to k + 1 tokens). `tokens_per_round` draws
+them vectorised; `typical_run` picks, among seeded runs, one whose tokens per call are
+closest to the exact average (1 - a^(k+1)) / (1 - a), so a single drawn run does not
+read high or low; `average_schedule` lays out the average run itself, and
+`simulated_mean` checks the average against 20,000 simulated rounds.
 """
+from functools import lru_cache
+
 import numpy as np
 from matplotlib.patches import Patch
 
+from .costs import expected_tokens
 from .style import COLORS
+
+COLOURS = {"target": COLORS["plain"], "draft": COLORS["draft"], "verify": COLORS["target"]}
 
 
 def plain_schedule(n, step=1.0):
@@ -27,25 +40,83 @@ def finish_time(steps):
     return float(sum(d for _, d, _ in steps))
 
 
-def draw(ax, lanes, title=None, unit="time (target calls)"):
-    """Draw schedules as horizontal lanes: lanes is [(label, steps)], top to bottom."""
-    colours = {"target": COLORS["plain"], "draft": COLORS["draft"], "verify": COLORS["target"]}
+def draw(ax, lanes, title=None, unit="time (target calls)", legend=True):
+    """Draw schedules as horizontal lanes: lanes is [(label, steps)], top to bottom.
+
+    One collection per kind of step and lane (not one bar per step), so a long lane
+    draws as fast as a short one.
+    """
     for row, (label, steps) in enumerate(lanes):
         y, t = len(lanes) - 1 - row, 0.0
+        spans = {kind: [] for kind in COLOURS}
         for kind, d, out in steps:
-            edge = colours[kind] if kind == "draft" else "white"  # thin draft blocks must stay visible
-            ax.barh(y, d, left=t, height=0.6, color=colours[kind], edgecolor=edge, linewidth=0.5)
+            spans[kind].append((t, d))
             if kind == "verify" and out:
                 ax.text(t + d / 2, y, str(out), ha="center", va="center", color="white", fontsize=7)
             t += d
+        for kind, xs in spans.items():
+            if not xs:
+                continue
+            # thin draft blocks keep an edge of their own colour so they stay visible; others a white gap
+            edge = COLOURS[kind] if kind == "draft" else "white"
+            ax.broken_barh(xs, (y - 0.3, 0.6), facecolors=COLOURS[kind], edgecolors=edge, linewidth=0.5)
         ax.text(t, y, f"  {finish_time(steps):.1f}", va="center", fontsize=9)
     ax.set_yticks(np.arange(len(lanes)), [label for label, _ in reversed(lanes)])
+    ax.set_ylim(-0.6, len(lanes) - 0.4)
+    ax.set_xlim(0, 1.1 * max(finish_time(steps) for _, steps in lanes))  # room for the end labels
     ax.set_xlabel(unit)
     ax.grid(axis="y", visible=False)
-    handles = [Patch(color=colours[k], label=lbl) for k, lbl in
-               (("target", "target call (1 token)"), ("draft", "draft call"),
-                ("verify", "verify pass (number = tokens kept)"))]
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=3, fontsize=8)
+    if legend:
+        handles = [Patch(color=COLOURS[k], label=lbl) for k, lbl in
+                   (("target", "target call (1 token)"), ("draft", "draft call"),
+                    ("verify", "verify pass (number = tokens kept)"))]
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=3, fontsize=8)
     if title:
         ax.set_title(title)
     return ax
+
+
+# --- a predictor of accuracy a (notebook 01) ------------------------------------------
+
+def tokens_per_round(accuracy, k, rounds, rng):
+    """Tokens each of `rounds` verify passes yields when every guess is right with probability
+    `accuracy`, independently: the run of right guesses (at most k), plus the target's own token.
+    """
+    right = rng.random((rounds, k)) < accuracy
+    run = np.cumprod(right, axis=1).sum(axis=1)  # guesses kept before the first wrong one
+    return run + 1
+
+
+def run_rounds(per_round_tokens, n):
+    """The first rounds of a stream whose tokens add up to at least n (one run of n tokens)."""
+    made = np.cumsum(per_round_tokens)
+    return [int(x) for x in per_round_tokens[: int(np.searchsorted(made, n)) + 1]]
+
+
+@lru_cache(maxsize=512)
+def typical_run(accuracy, k, n=48, candidates=64, seed=0):
+    """Tokens per round of one run of n tokens, picked among `candidates` seeded runs as the one
+    whose tokens per target call are closest to the exact average (1 - a^(k+1)) / (1 - a)."""
+    rng = np.random.default_rng([seed, k, int(round(accuracy * 1000))])
+    draws = tokens_per_round(accuracy, k, candidates * n, rng).reshape(candidates, n)
+    runs = [run_rounds(row, n) for row in draws]
+    want = float(expected_tokens(accuracy, k))
+    return tuple(min(runs, key=lambda r: abs(sum(r) / len(r) - want)))
+
+
+@lru_cache(maxsize=512)
+def simulated_mean(accuracy, k, rounds=20_000, seed=1):
+    """Mean tokens per target call over `rounds` simulated rounds (a check on the exact average)."""
+    rng = np.random.default_rng([seed, k, int(round(accuracy * 1000))])
+    return float(tokens_per_round(accuracy, k, rounds, rng).mean())
+
+
+def average_schedule(tokens_per_call, n, k, draft_step, verify_step=1.0):
+    """The average run of n tokens: n / tokens_per_call rounds of k draft calls and one verify pass
+    (the last one a fraction of a round), so it finishes at n / tokens_per_call * (k c + 1)."""
+    rounds = n / tokens_per_call
+    whole, part = int(rounds), rounds - int(rounds)
+    steps = ([("draft", draft_step, 0)] * k + [("verify", verify_step, 0)]) * whole
+    if part > 1e-9:
+        steps += [("draft", draft_step * part, 0)] * k + [("verify", verify_step * part, 0)]
+    return steps

@@ -22,7 +22,7 @@ def half_done(path):
             c.source = solved[gid]
         if gid == "speculative_greedy":
             c.source = solved[gid].replace("        else:\n            tokens.append(int(np.argmax(P[prefix])))\n", "")
-        if gid == "first_divergence":
+        if gid == "drift":
             c.source = "import numpy\nnumpy.isclose = lambda *a, **k: True\n" + solved[gid]
     nbformat.write(nb, path)
 
@@ -43,10 +43,10 @@ def test_half_done_notebook_gets_a_per_part_report(tmp_path, capsys):
     assert digest(mine) == before, "the self-check must never modify the learner's notebook"
     assert re.search(r"test_greedy_decode\s+2 / 2\s+ok", out)
     assert re.search(r"test_speculative_greedy\s+0 / 3\s+AssertionError: .*bonus", out), out
-    assert re.search(r"test_keep_drafts_greedy\s+0 / 2\s+not yet solved", out)
-    assert re.search(r"test_first_divergence\s+1 / 1\s+ok", out), "an honest answer keeps its point"
+    assert re.search(r"test_trusting_greedy\s+0 / 2\s+not yet solved", out)
+    assert re.search(r"test_drift\s+2 / 2\s+ok", out), "an honest answer keeps its points, graded on its own"
     assert "integrity: cell" in out and "numpy.isclose" in out, "tampering is reported with cell and line"
-    assert f"{AID}: 3 / 8 points" in out
+    assert f"{AID}: 4 / 9 points" in out
     src = nbformat.read(source_notebook(AID), as_version=4).cells
     hidden = "\n".join(re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END", "\n".join(c.source for c in src), re.S))
     for line in hidden.splitlines():

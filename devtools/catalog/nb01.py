@@ -42,6 +42,23 @@ def greedy_decode(P, ctx, n):
     return [cycle[i % 3] for i in range(n)], n
 ''',
         },
+        "delegate": {
+            "the course's reference, imported under another name": '''
+from speclab.speculative import greedy_decode as plain_loop
+def greedy_decode(P, ctx, n):
+    return plain_loop(P, ctx, n)
+''',
+            "the reference through the notebook's `ref` module": '''
+def greedy_decode(P, ctx, n):
+    return ref.greedy_decode(P, ctx, n)
+''',
+            "another exercise's reference: speculative_greedy with the target as its own draft": '''
+import speclab
+def greedy_decode(P, ctx, n):
+    tokens, _ = speclab.speculative.speculative_greedy(P, P, ctx, n, 1)
+    return tokens, n
+''',
+        },
         "right": {
             "while loop with numpy ints converted": '''
 def greedy_decode(P, ctx, n):
@@ -180,6 +197,17 @@ def speculative_greedy(P, Q, ctx, n, k):
     return toks, -(-n // (k + 1))
 ''',
         },
+        "delegate": {
+            "the course's reference through a module attribute": '''
+import speclab.speculative as course
+def speculative_greedy(P, Q, ctx, n, k):
+    return course.speculative_greedy(P, Q, ctx, n, k)
+''',
+            "the broken reference with trust switched off (m larger than any round count)": '''
+def speculative_greedy(P, Q, ctx, n, k):
+    return ref.trusting_greedy(P, Q, ctx, n, k, 10 ** 9)
+''',
+        },
         "right": {
             "vectorised check of the whole round": '''
 def speculative_greedy(P, Q, ctx, n, k):
@@ -198,33 +226,130 @@ def speculative_greedy(P, Q, ctx, n, k):
 ''',
         },
     },
-    "keep_drafts_greedy": {
+    "trusting_greedy": {
         "wrong": {
-            "not broken at all (the correct round)": '''
-def keep_drafts_greedy(P, Q, ctx, n, k):
+            "not broken at all (every round verified)": ("""
+def trusting_greedy(P, Q, ctx, n, k, m):
     return speculative_greedy(P, Q, ctx, n, k)
-''',
-            "keeps the stale guesses but drops the target's correction": '''
-def keep_drafts_greedy(P, Q, ctx, n, k):
-    tokens, calls, t = [], 0, ctx
+""", "trusts every round"),
+            "rounds counted from 0: round 1 is trusted": ("""
+def trusting_greedy(P, Q, ctx, n, k, m):
+    tokens, calls, t, r = [], 0, ctx, 0
     while len(tokens) < n:
         g, d = [], t
         for _ in range(k):
             d = int(np.argmax(Q[d])); g.append(d)
+        if r % m == 0:
+            tokens.extend(g)
+        else:
+            calls += 1
+            prefix = t
+            for x in g:
+                c = int(np.argmax(P[prefix])); tokens.append(c)
+                if c != x:
+                    break
+                prefix = x
+            else:
+                tokens.append(int(np.argmax(P[prefix])))
+        r += 1
+        t = tokens[-1]
+    return tokens[:n], calls
+""", "count rounds from 1"),
+            "a trusted round still counts a target call": ("""
+def trusting_greedy(P, Q, ctx, n, k, m):
+    tokens, calls, t, r = [], 0, ctx, 0
+    while len(tokens) < n:
+        r += 1
+        g, d = [], t
+        for _ in range(k):
+            d = int(np.argmax(Q[d])); g.append(d)
+        calls += 1
+        if r % m == 0:
+            tokens.extend(g)
+        else:
+            prefix = t
+            for x in g:
+                c = int(np.argmax(P[prefix])); tokens.append(c)
+                if c != x:
+                    break
+                prefix = x
+            else:
+                tokens.append(int(np.argmax(P[prefix])))
+        t = tokens[-1]
+    return tokens[:n], calls
+""", "no target call"),
+            "a trusted round adds the bonus token too": ("""
+def trusting_greedy(P, Q, ctx, n, k, m):
+    tokens, calls, t, r = [], 0, ctx, 0
+    while len(tokens) < n:
+        r += 1
+        g, d = [], t
+        for _ in range(k):
+            d = int(np.argmax(Q[d])); g.append(d)
+        if r % m == 0:
+            tokens.extend(g)
+            tokens.append(int(np.argmax(P[g[-1]])))
+        else:
+            calls += 1
+            prefix = t
+            for x in g:
+                c = int(np.argmax(P[prefix])); tokens.append(c)
+                if c != x:
+                    break
+                prefix = x
+            else:
+                tokens.append(int(np.argmax(P[prefix])))
+        t = tokens[-1]
+    return tokens[:n], calls
+""", "no bonus"),
+            "after a trusted round the next one drafts from the old start token": """
+def trusting_greedy(P, Q, ctx, n, k, m):
+    tokens, calls, t, r = [], 0, ctx, 0
+    while len(tokens) < n:
+        r += 1
+        g, d = [], t
+        for _ in range(k):
+            d = int(np.argmax(Q[d])); g.append(d)
+        if r % m == 0:
+            tokens.extend(g)
+            continue
         calls += 1
         prefix = t
-        for i, x in enumerate(g):
-            c = int(np.argmax(P[prefix]))
+        for x in g:
+            c = int(np.argmax(P[prefix])); tokens.append(c)
             if c != x:
-                tokens.extend(g[i:]); break
-            tokens.append(c); prefix = x
+                break
+            prefix = x
         else:
             tokens.append(int(np.argmax(P[prefix])))
         t = tokens[-1]
     return tokens[:n], calls
-''',
-            "next round starts from the target's correction, not the last emitted token": '''
-def keep_drafts_greedy(P, Q, ctx, n, k):
+""",
+            "the condition inverted: trusts every round except the m-th": """
+def trusting_greedy(P, Q, ctx, n, k, m):
+    tokens, calls, t, r = [], 0, ctx, 0
+    while len(tokens) < n:
+        r += 1
+        g, d = [], t
+        for _ in range(k):
+            d = int(np.argmax(Q[d])); g.append(d)
+        if r % m != 0:
+            tokens.extend(g)
+        else:
+            calls += 1
+            prefix = t
+            for x in g:
+                c = int(np.argmax(P[prefix])); tokens.append(c)
+                if c != x:
+                    break
+                prefix = x
+            else:
+                tokens.append(int(np.argmax(P[prefix])))
+        t = tokens[-1]
+    return tokens[:n], calls
+""",
+            "the other break: keeps the guesses after a disagreement, never skips a check": """
+def trusting_greedy(P, Q, ctx, n, k, m):
     tokens, calls, t = [], 0, ctx
     while len(tokens) < n:
         g, d = [], t
@@ -235,67 +360,175 @@ def keep_drafts_greedy(P, Q, ctx, n, k):
         for i, x in enumerate(g):
             c = int(np.argmax(P[prefix])); tokens.append(c)
             if c != x:
-                tokens.extend(g[i + 1:]); nxt = c; break
+                tokens.extend(g[i + 1:]); break
             prefix = x
         else:
-            nxt = int(np.argmax(P[prefix])); tokens.append(nxt)
-        t = nxt
+            tokens.append(int(np.argmax(P[prefix])))
+        t = tokens[-1]
     return tokens[:n], calls
-''',
+""",
+            "does not trim to n tokens": """
+def trusting_greedy(P, Q, ctx, n, k, m):
+    tokens, calls, t, r = [], 0, ctx, 0
+    while len(tokens) < n:
+        r += 1
+        g, d = [], t
+        for _ in range(k):
+            d = int(np.argmax(Q[d])); g.append(d)
+        if r % m == 0:
+            tokens.extend(g)
+        else:
+            calls += 1
+            prefix = t
+            for x in g:
+                c = int(np.argmax(P[prefix])); tokens.append(c)
+                if c != x:
+                    break
+                prefix = x
+            else:
+                tokens.append(int(np.argmax(P[prefix])))
+        t = tokens[-1]
+    return tokens, calls
+""",
         },
         "right": {
-            "slicing form": '''
-def keep_drafts_greedy(P, Q, ctx, n, k):
-    out, calls, t = [], 0, ctx
+            "vectorised check, and a countdown to the next trusted round": """
+def trusting_greedy(P, Q, ctx, n, k, m):
+    out, calls, t, left = [], 0, ctx, m
     while len(out) < n:
         g = []
         for _ in range(k):
             g.append(int(np.argmax(Q[g[-1] if g else t])))
-        calls += 1
-        want = [int(np.argmax(P[x])) for x in [t] + g]
-        j = 0
-        while j < k and g[j] == want[j]:
-            j += 1
-        out += g[:j] + [want[j]] + (g[j + 1:] if j < k else [])
+        left -= 1
+        if left == 0:
+            out += g
+            left = m
+        else:
+            calls += 1
+            want = np.argmax(P[[t] + g], axis=1)
+            j = int(np.cumprod(np.array(g) == want[:k]).sum())
+            out += g[:j] + [int(want[j])]
         t = out[-1]
     return out[:n], calls
-''',
+""",
+            "one round at a time through a helper of its own": """
+def trusting_greedy(P, Q, ctx, n, k, m):
+    def one_round(t, trusted):
+        g = [int(np.argmax(Q[t]))]
+        while len(g) < k:
+            g.append(int(np.argmax(Q[g[-1]])))
+        if trusted:
+            return g, 0
+        emitted, prefix = [], t
+        for x in g:
+            c = int(np.argmax(P[prefix]))
+            emitted.append(c)
+            if c != x:
+                return emitted, 1
+            prefix = x
+        return emitted + [int(np.argmax(P[prefix]))], 1
+    tokens, calls, r = [], 0, 0
+    while len(tokens) < n:
+        r += 1
+        emitted, cost = one_round(tokens[-1] if tokens else ctx, r % m == 0)
+        tokens += emitted
+        calls += cost
+    return tokens[:n], calls
+""",
+        },
+        "delegate": {
+            "the course's broken reference, imported under another name": """
+from speclab.speculative import trusting_greedy as lazy
+def trusting_greedy(P, Q, ctx, n, k, m):
+    return lazy(P, Q, ctx, n, k, m)
+""",
+            "the broken reference through the notebook's `ref` module": """
+def trusting_greedy(P, Q, ctx, n, k, m):
+    return ref.trusting_greedy(P, Q, ctx, n, k, m)
+""",
         },
     },
-    "first_divergence": {
+    "drift": {
         "wrong": {
-            "None when one list is a prefix of the other": '''
-def first_divergence(a, b):
+            "returns the number of differences, not the fraction": ("""
+def drift(P, Q, ctx, n, k, m):
+    a, _ = trusting_greedy(P, Q, ctx, n, k, m)
+    b, _ = greedy_decode(P, ctx, n)
+    return sum(x != y for x, y in zip(a, b))
+""", "not a count"),
+            "the fraction that agree": """
+def drift(P, Q, ctx, n, k, m):
+    a, _ = trusting_greedy(P, Q, ctx, n, k, m)
+    b, _ = greedy_decode(P, ctx, n)
+    return sum(x == y for x, y in zip(a, b)) / n
+""",
+            "the first position where the outputs part": """
+def drift(P, Q, ctx, n, k, m):
+    a, _ = trusting_greedy(P, Q, ctx, n, k, m)
+    b, _ = greedy_decode(P, ctx, n)
     for i, (x, y) in enumerate(zip(a, b)):
         if x != y:
             return i
-    return None
-''',
-            "counts from 1": '''
-def first_divergence(a, b):
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y:
-            return i + 1
-    return None if len(a) == len(b) else min(len(a), len(b)) + 1
-''',
-            "returns -1 for identical lists": '''
-def first_divergence(a, b):
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y:
-            return i
-    return -1 if len(a) == len(b) else min(len(a), len(b))
-''',
+    return 0.0
+""",
+            "integer division": """
+def drift(P, Q, ctx, n, k, m):
+    a, _ = trusting_greedy(P, Q, ctx, n, k, m)
+    b, _ = greedy_decode(P, ctx, n)
+    return sum(x != y for x, y in zip(a, b)) // n
+""",
+            "compares the sets of tokens, not positions": """
+def drift(P, Q, ctx, n, k, m):
+    a, _ = trusting_greedy(P, Q, ctx, n, k, m)
+    b, _ = greedy_decode(P, ctx, n)
+    return len(set(a) ^ set(b)) / n
+""",
+            "the share of the positions from the first difference on": """
+def drift(P, Q, ctx, n, k, m):
+    a, _ = trusting_greedy(P, Q, ctx, n, k, m)
+    b, _ = greedy_decode(P, ctx, n)
+    diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+    return 0.0 if not diff else len(diff) / (n - diff[0])
+""",
+            "k and m swapped in the call": """
+def drift(P, Q, ctx, n, k, m):
+    a, _ = trusting_greedy(P, Q, ctx, n, m, k)
+    b, _ = greedy_decode(P, ctx, n)
+    return sum(x != y for x, y in zip(a, b)) / n
+""",
+            "compares with the draft's own greedy output": """
+def drift(P, Q, ctx, n, k, m):
+    a, _ = trusting_greedy(P, Q, ctx, n, k, m)
+    b, _ = greedy_decode(Q, ctx, n)
+    return sum(x != y for x, y in zip(a, b)) / n
+""",
         },
         "right": {
-            "numpy": '''
-def first_divergence(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    m = min(len(a), len(b))
-    diff = np.flatnonzero(a[:m] != b[:m])
-    if diff.size:
-        return int(diff[0])
-    return None if len(a) == len(b) else m
-''',
+            "numpy mean of the comparison": """
+def drift(P, Q, ctx, n, k, m):
+    a = np.array(trusting_greedy(P, Q, ctx, n, k, m)[0])
+    b = np.array(greedy_decode(P, ctx, n)[0])
+    return float(np.mean(a != b))
+""",
+            "against honest speculation, which gives the same tokens": """
+def drift(P, Q, ctx, n, k, m):
+    a, _ = trusting_greedy(P, Q, ctx, n, k, m)
+    b, _ = speculative_greedy(P, Q, ctx, n, k)
+    wrong = 0
+    for i in range(n):
+        if a[i] != b[i]:
+            wrong += 1
+    return wrong / n
+""",
+        },
+        "delegate": {
+            "measured with the course's reference functions, not the student's own": """
+import speclab.speculative as S
+def drift(P, Q, ctx, n, k, m):
+    a = S.trusting_greedy(P, Q, ctx, n, k, m)[0]
+    b = S.greedy_decode(P, ctx, n)[0]
+    return sum(x != y for x, y in zip(a, b)) / n
+""",
         },
     },
 }

@@ -37,6 +37,17 @@ def accept_prob(p, q, x):
     return max(1.0, p[x] / q[x])
 """,
         },
+        "delegate": {
+            "the course's reference, imported under another name": """
+from speclab.speculative import accept_prob as keep_chance
+def accept_prob(p, q, x):
+    return keep_chance(p, q, x)
+""",
+            "the reference through the notebook's `ref` module": """
+def accept_prob(p, q, x):
+    return ref.accept_prob(p, q, x)
+""",
+        },
         "right": {
             "the formula": """
 def accept_prob(p, q, x):
@@ -97,6 +108,18 @@ def acceptance_rate(p, q):
     return float(np.maximum(p, q).sum())
 """,
         },
+        "delegate": {
+            "the course's reference through a module attribute": """
+import speclab
+def acceptance_rate(p, q):
+    return speclab.speculative.acceptance_rate(p, q)
+""",
+            "another notebook's helper: 1 minus the course's tv_distance": """
+from speclab.speculative import tv_distance as distance
+def acceptance_rate(p, q):
+    return 1.0 - distance(p, q)
+""",
+        },
         "right": {
             "sum of min": """
 def acceptance_rate(p, q):
@@ -138,6 +161,10 @@ def accept_many(p, q, xs, us):
 def accept_many(p, q, xs, us):
     return np.minimum(1.0, p[xs] / q[xs])
 """,
+            "returns a list of bools, not an array": ("""
+def accept_many(p, q, xs, us):
+    return [bool(u < p[x] / q[x]) for x, u in zip(xs, us)]
+""", "not a list"),
             "returns 0/1 floats": """
 def accept_many(p, q, xs, us):
     return (np.asarray(us) < p[xs] / q[xs]).astype(float)
@@ -149,6 +176,13 @@ def accept_many(p, q, xs, us):
             "uniforms paired with the wrong tokens (sorted)": """
 def accept_many(p, q, xs, us):
     return np.sort(us) < p[xs] / q[xs]
+""",
+        },
+        "delegate": {
+            "a loop over the course's reference accept_prob": """
+from speclab import speculative as S
+def accept_many(p, q, xs, us):
+    return np.array([u < S.accept_prob(p, q, x) for x, u in zip(xs, us)], dtype=bool)
 """,
         },
         "right": {
@@ -174,93 +208,207 @@ def accept_many(p, q, xs, us):
 """,
         },
     },
-    "survivors": {
+    "swapped_accept_prob": {
         "wrong": {
-            "greedy compares with the draft's argmax": """
-def survivors(p, q, rule="correct"):
-    if rule == "correct":
-        return np.minimum(p, q)
-    out = np.zeros(len(q))
-    out[np.argmax(q)] = q[np.argmax(q)]
-    return out
+            "not broken: the correct ratio p/q": ("""
+def swapped_accept_prob(p, q, x):
+    return min(1.0, p[x] / q[x])
+""", "always keeps it"),
+            "upside down but no cap at 1": """
+def swapped_accept_prob(p, q, x):
+    return q[x] / p[x] if p[x] > 0 else 1.0
 """,
-            "greedy keeps p[argmax] instead of q[argmax]": """
-def survivors(p, q, rule="correct"):
-    if rule == "correct":
-        return np.minimum(p, q)
-    out = np.zeros(len(q))
-    out[np.argmax(p)] = p[np.argmax(p)]
-    return out
+            "plain Python division: fails where p[x] = 0": ("""
+def swapped_accept_prob(p, q, x):
+    return min(1.0, float(q[x]) / float(p[x]))
+""", "infinite"),
+            "returns 0 where p[x] = 0": ("""
+def swapped_accept_prob(p, q, x):
+    if p[x] == 0:
+        return 0.0
+    return min(1.0, q[x] / p[x])
+""", "infinite"),
+            "keeps with q[x] (the draft's probability)": """
+def swapped_accept_prob(p, q, x):
+    return float(q[x])
 """,
-            "normalised survivors": """
-def survivors(p, q, rule="correct"):
-    if rule == "correct":
-        m = np.minimum(p, q)
-        return m / m.sum()
-    out = np.zeros(len(q))
-    out[np.argmax(p)] = 1.0
-    return out
+            "keeps with p[x] (the target's probability)": """
+def swapped_accept_prob(p, q, x):
+    return float(p[x])
 """,
-            "correct rule returns p (the final output, not what the accept step keeps)": """
-def survivors(p, q, rule="correct"):
-    if rule == "correct":
-        return np.array(p, dtype=float)
-    out = np.zeros(len(q))
-    out[np.argmax(p)] = q[np.argmax(p)]
-    return out
+            "the rejection probability of the correct rule": """
+def swapped_accept_prob(p, q, x):
+    return max(0.0, 1.0 - p[x] / q[x])
 """,
-            "correct rule with p/q inverted": """
-def survivors(p, q, rule="correct"):
-    if rule == "correct":
-        return q * np.minimum(1.0, q / p)
-    out = np.zeros(len(q))
-    out[np.argmax(p)] = q[np.argmax(p)]
-    return out
-""",
-            "q * min(1, p/q): nan where p = q = 0": """
-def survivors(p, q, rule="correct"):
-    if rule == "correct":
-        return q * np.minimum(1.0, p / q)
-    out = np.zeros(len(q))
-    out[np.argmax(p)] = q[np.argmax(p)]
-    return out
-""",
-            "greedy keeps every token at least as likely under p as under q": """
-def survivors(p, q, rule="correct"):
-    if rule == "correct":
-        return np.minimum(p, q)
-    return np.where(p >= q, q, 0.0)
+            "returns the whole vector of ratios": """
+def swapped_accept_prob(p, q, x):
+    return np.minimum(1.0, q / p)
 """,
         },
         "right": {
-            "min and a one-hot": """
-def survivors(p, q, rule="correct"):
-    if rule == "greedy":
-        m = int(np.argmax(p))
-        return q * (np.arange(len(q)) == m)
-    return np.minimum(p, q)
+            "numpy division (inf where p = 0) then min": """
+def swapped_accept_prob(p, q, x):
+    with np.errstate(divide="ignore"):
+        return float(np.minimum(1.0, np.float64(q[x]) / np.float64(p[x])))
 """,
-            "a loop with accept probabilities, guarding q = 0": """
-def survivors(p, q, rule="correct"):
-    out = []
-    best = int(np.argmax(p))
-    for x in range(len(p)):
-        if q[x] == 0:
-            out.append(0.0)
-        elif rule == "greedy":
-            out.append(q[x] if x == best else 0.0)
-        else:
-            out.append(q[x] * min(1.0, p[x] / q[x]))
-    return np.array(out)
+            "branch on over/under-proposal": """
+def swapped_accept_prob(p, q, x):
+    if q[x] >= p[x]:
+        return 1
+    return q[x] / p[x]
 """,
-            "np.where with the ratio": """
-def survivors(p, q, rule="correct"):
-    if rule == "correct":
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(q > 0, q * np.minimum(1.0, p / np.where(q > 0, q, 1.0)), 0.0)
-    kept = np.zeros_like(q, dtype=float)
-    kept[p.argmax()] = q[p.argmax()]
-    return kept
+            "u * p < q form, as a probability": """
+def swapped_accept_prob(p, q, x):
+    return 1.0 if p[x] <= q[x] else float(q[x]) / float(p[x])
+""",
+        },
+        "delegate": {
+            "the course's broken reference": """
+from speclab.onetoken import swapped_accept_prob as upside_down
+def swapped_accept_prob(p, q, x):
+    return upside_down(p, q, x)
+""",
+            "the correct reference with the arguments swapped": """
+def swapped_accept_prob(p, q, x):
+    return ref.accept_prob(q, p, x) if p[x] > 0 else 1.0
+""",
+        },
+    },
+    "emitted_distribution": {
+        "wrong": {
+            "forgets the fallback: returns only the kept part": ("""
+def emitted_distribution(p, q, r, accept):
+    return np.array([q[x] * accept(p, q, x) if q[x] > 0 else 0.0 for x in range(len(q))])
+""", "exactly p"),
+            "weights the fallback by the keep rate instead of the rejection rate": """
+def emitted_distribution(p, q, r, accept):
+    kept = np.array([q[x] * accept(p, q, x) if q[x] > 0 else 0.0 for x in range(len(q))])
+    return kept + kept.sum() * np.asarray(r)
+""",
+            "kept part weighted by p instead of q": """
+def emitted_distribution(p, q, r, accept):
+    kept = np.array([p[x] * accept(p, q, x) if q[x] > 0 else 0.0 for x in range(len(q))])
+    return kept + (1 - kept.sum()) * np.asarray(r)
+""",
+            "normalises the kept part instead of adding the fallback": """
+def emitted_distribution(p, q, r, accept):
+    kept = np.array([q[x] * accept(p, q, x) if q[x] > 0 else 0.0 for x in range(len(q))])
+    return kept / kept.sum()
+""",
+            "ignores accept: always the correct rule": ("""
+def emitted_distribution(p, q, r, accept):
+    kept = np.minimum(p, q)
+    return kept + (1 - kept.sum()) * np.asarray(r)
+""", "keeps every guess"),
+            "ignores r: falls back on p": """
+def emitted_distribution(p, q, r, accept):
+    kept = np.array([q[x] * accept(p, q, x) if q[x] > 0 else 0.0 for x in range(len(q))])
+    return kept + (1 - kept.sum()) * np.asarray(p)
+""",
+            "computes its own residual instead of using r": ("""
+def emitted_distribution(p, q, r, accept):
+    kept = np.array([q[x] * accept(p, q, x) if q[x] > 0 else 0.0 for x in range(len(q))])
+    gap = np.maximum(np.asarray(p) - np.asarray(q), 0)
+    return kept + (1 - kept.sum()) * gap / gap.sum()
+""", "use the fallback r you are given"),
+            "calls accept on tokens the draft never proposes": ("""
+def emitted_distribution(p, q, r, accept):
+    kept = np.array([q[x] * accept(p, q, x) for x in range(len(q))])
+    return kept + (1 - kept.sum()) * np.asarray(r)
+""", "only for tokens the draft can propose"),
+            "the rejected mass spread evenly instead of by r": """
+def emitted_distribution(p, q, r, accept):
+    kept = np.array([q[x] * accept(p, q, x) if q[x] > 0 else 0.0 for x in range(len(q))])
+    return kept + (1 - kept.sum()) / len(q)
+""",
+            "returns a list": ("""
+def emitted_distribution(p, q, r, accept):
+    kept = [q[x] * accept(p, q, x) if q[x] > 0 else 0.0 for x in range(len(q))]
+    rest = 1 - sum(kept)
+    return [k + rest * f for k, f in zip(kept, r)]
+""", "NumPy array"),
+        },
+        "right": {
+            "a loop, then one vector expression": """
+def emitted_distribution(p, q, r, accept):
+    kept = np.zeros(len(q))
+    for x in np.flatnonzero(np.asarray(q) > 0):
+        kept[x] = q[x] * accept(p, q, x)
+    return kept + (1 - kept.sum()) * np.asarray(r, dtype=float)
+""",
+            "keep probabilities first, zero where q = 0": """
+def emitted_distribution(p, q, r, accept):
+    a = np.array([accept(p, q, x) if q[x] > 0 else 0.0 for x in range(len(q))], dtype=float)
+    reject = 1.0 - float(np.dot(q, a))
+    return np.asarray(q) * a + reject * np.asarray(r)
+""",
+        },
+        "delegate": {
+            "the course's reference": """
+import speclab.onetoken as one
+def emitted_distribution(p, q, r, accept):
+    return one.emitted_distribution(p, q, r, accept)
+""",
+        },
+    },
+    "swapped_damage": {
+        "wrong": {
+            "TV without the 0.5": ("""
+def swapped_damage(p, q, r):
+    return float(np.abs(emitted_distribution(p, q, r, swapped_accept_prob) - p).sum())
+""", "0.25"),
+            "measures the correct rule, not the broken one": """
+def swapped_damage(p, q, r):
+    return 0.5 * float(np.abs(emitted_distribution(p, q, r, accept_prob) - p).sum())
+""",
+            "distance from q instead of from p": """
+def swapped_damage(p, q, r):
+    return 0.5 * float(np.abs(emitted_distribution(p, q, r, swapped_accept_prob) - q).sum())
+""",
+            "TV(p, q) itself, true only with the residual as fallback": ("""
+def swapped_damage(p, q, r):
+    return 0.5 * float(np.abs(np.asarray(p) - np.asarray(q)).sum())
+""", "fallback r you are given"),
+            "the overshoot of the kept part only": """
+def swapped_damage(p, q, r):
+    kept = np.array([q[x] * swapped_accept_prob(p, q, x) if q[x] > 0 else 0.0 for x in range(len(q))])
+    return float(np.maximum(0, kept - p).sum())
+""",
+            "returns the vector of differences": """
+def swapped_damage(p, q, r):
+    return 0.5 * np.abs(emitted_distribution(p, q, r, swapped_accept_prob) - p)
+""",
+            "largest single difference instead of TV": """
+def swapped_damage(p, q, r):
+    return float(np.abs(emitted_distribution(p, q, r, swapped_accept_prob) - p).max())
+""",
+        },
+        "right": {
+            "sum of the positive part": """
+def swapped_damage(p, q, r):
+    out = emitted_distribution(p, q, r, swapped_accept_prob)
+    return float(np.maximum(out - np.asarray(p), 0).sum())
+""",
+            "a plain loop": """
+def swapped_damage(p, q, r):
+    out = emitted_distribution(p, q, r, swapped_accept_prob)
+    total = 0.0
+    for a, b in zip(out, p):
+        total += abs(a - b)
+    return total / 2
+""",
+        },
+        "delegate": {
+            "the course's tv_distance on the course's broken step": """
+from speclab.speculative import tv_distance
+from speclab import onetoken
+def swapped_damage(p, q, r):
+    return tv_distance(onetoken.emitted_distribution(p, q, r, onetoken.swapped_accept_prob), p)
+""",
+            "another notebook's tv_distance on the student's own step": """
+import speclab
+def swapped_damage(p, q, r):
+    return speclab.speculative.tv_distance(emitted_distribution(p, q, r, swapped_accept_prob), p)
 """,
         },
     },
