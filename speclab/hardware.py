@@ -1,32 +1,37 @@
-"""Hardware arithmetic for notebook 07: bytes, MACs, intensity, step time, the batch crossover.
+"""Hardware arithmetic for notebook 07: bytes, MACs, step time, memory capacity, the batch limits.
 
 Reference versions of what notebook 07 teaches, the loaders for the model configs in
-data/models/ and the accelerator specs in data/accelerators.json, and the CPU timing
-routine the notebook runs on the learner's own machine.
+data/models/ and the accelerator specs in data/accelerators.json, the deployment widget's
+figure, and the CPU timing routine the notebook runs on the learner's own machine.
 
 Conventions
   * A model config is a dict with the Hugging Face config.json field names
     (hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
     num_key_value_heads, optional head_dim, vocab_size, tie_word_embeddings).
-  * One MAC (multiply-accumulate) is two FLOPs. Accelerators are rated in FLOP/s.
+  * One MAC (multiply-accumulate) is two FLOPs. Accelerators are rated in FLOP/s, and
+    every intensity and ridge here is in FLOPs per byte (one unit, as on a roofline).
   * A forward pass over `n_tokens` new positions, each attending over `ctx` cached
     positions, reads every weight once (plus, at batch B, each sequence's KV cache).
-  * An accelerator is a dict with "peak_flops" (dense bf16, FLOP/s) and "bandwidth" (bytes/s).
+  * An accelerator is a dict with "peak_flops" (dense bf16, FLOP/s), "bandwidth" (bytes/s)
+    and "memory" (bytes).
+  * A draft step costs its roofline time plus a fixed overhead (speclab.costs.draft_cost,
+    DRAFT_STEP_OVERHEAD_S: the same model notebook 06 uses).
 """
 import json
 import math
 import time
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from .costs import expected_tokens
+from .costs import DRAFT_STEP_OVERHEAD_S, draft_cost, expected_tokens
 
 from .datafiles import DATA
 MODELS = {"llama-2-7b": "Llama-2-7B", "llama-3-70b": "Llama-3-70B", "llama-3.2-1b": "Llama-3.2-1B"}
 
-# The second seed's deployment: a 70B target and a 1B draft sharing four cards.
+# The hardware explainer's deployment: a 70B target and a 1B draft sharing four cards.
 DEPLOYMENT = {"target": "llama-3-70b", "draft": "llama-3.2-1b", "accelerator": "H100", "cards": 4,
               "a": 0.8, "k": 4, "tokens": 48}
 
@@ -136,7 +141,7 @@ def forward_macs(cfg, n_tokens, ctx):
 
 
 def seed_macs(cfg, n_tokens, ctx):
-    """The seed page's count: n_tokens * layers * (4 d^2 + 2 d ffn + 2 ctx d). Leaves out the third
+    """The NumPy walk-through's count: n_tokens * layers * (4 d^2 + 2 d ffn + 2 ctx d). Leaves out the third
     SwiGLU matrix and the LM head (and assumes full multi-head attention)."""
     d, f = cfg["hidden_size"], cfg["intermediate_size"]
     return n_tokens * cfg["num_hidden_layers"] * (4 * d * d + 2 * d * f + 2 * ctx * d)
@@ -148,17 +153,13 @@ def kv_cache_bytes(cfg, ctx, bytes_per_param=2):
 
 
 def intensity(cfg, n_tokens, ctx, bytes_per_param=2):
-    """Arithmetic intensity of one pass: MACs per byte of weights read."""
-    return forward_macs(cfg, n_tokens, ctx) / weight_bytes(cfg, bytes_per_param)
+    """Arithmetic intensity of one pass: FLOPs (2 per MAC) per byte of weights read."""
+    return 2 * forward_macs(cfg, n_tokens, ctx) / weight_bytes(cfg, bytes_per_param)
 
 
 def ridge_flops_per_byte(acc):
     """Intensity (FLOPs per byte) at which an accelerator's compute time equals its memory time."""
     return acc["peak_flops"] / acc["bandwidth"]
-
-
-def ridge_macs_per_byte(acc):
-    return ridge_flops_per_byte(acc) / 2
 
 
 # --- time ----------------------------------------------------------------------------
@@ -180,47 +181,92 @@ def step_time(cfg, acc, n_tokens, ctx, batch=1):
     return max(memory, compute)
 
 
+def step_times(cfg, acc, n_tokens, ctx, batches):
+    """step_time over an array of batch sizes at once (the widget's curve)."""
+    b = np.asarray(batches, dtype=float)
+    memory = (weight_bytes(cfg) + b * kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]
+    compute = 2 * b * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]
+    return np.maximum(memory, compute)
+
+
+def explainer_step_time(cfg, acc, n_tokens, ctx, batch=1):
+    """BROKEN on purpose (notebook 07's break-it): the hardware explainer's price of a pass.
+
+    It leaves the KV cache out entirely, both the bytes of reading it and the attention
+    arithmetic over it, so `ctx` is ignored: the honest step time of an empty context.
+    """
+    return step_time(cfg, acc, n_tokens, 0, batch)
+
+
 def crossover_batch(cfg, acc, n_tokens, ctx):
     """The batch size (a real number) at which a pass of n_tokens per sequence becomes compute-bound.
 
     Solves (W + B * KV) / bandwidth = 2 * B * MACs / peak for B, with W the weight bytes, KV one
     sequence's cache bytes at ctx and MACs = forward_macs(cfg, n_tokens, ctx). math.inf if the
-    compute time per sequence never catches up with its cache-reading time.
+    compute time per sequence never exceeds its cache-reading time.
     """
     w = weight_bytes(cfg) / acc["bandwidth"]
     per_seq = 2 * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"] - kv_cache_bytes(cfg, ctx) / acc["bandwidth"]
     return w / per_seq if per_seq > 0 else math.inf
 
 
-def compute_bound_step_time(cfg, acc, n_tokens, ctx, batch=1):
-    """BROKEN on purpose (notebook 07's break-it): a pass priced by its FLOPs alone, as if decoding
-    were compute-bound, so its time grows in proportion to the tokens in it."""
-    return 2 * batch * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]
+# --- memory capacity -------------------------------------------------------------------
 
 
-def round_times(target, draft, acc, k, ctx, batch=1, step=step_time):
-    """(plain step, draft step, verify step) in seconds for one decoding round at this batch."""
-    return step(target, acc, 1, ctx, batch), step(draft, acc, 1, ctx, batch), step(target, acc, k + 1, ctx, batch)
+def deployment_bytes(target, draft, batch, ctx):
+    """Bytes a speculative deployment holds: both models' weights, and for each of `batch`
+    sequences both models' KV caches at ctx positions (activations and fragmentation ignored)."""
+    return (weight_bytes(target) + weight_bytes(draft)
+            + batch * (kv_cache_bytes(target, ctx) + kv_cache_bytes(draft, ctx)))
 
 
-def speculative_speedup(target, draft, acc, a, k, ctx, batch=1, step=step_time):
-    """Expected speedup of speculation: tokens per round x plain step / (k draft steps + one verify)."""
-    plain, d, verify = round_times(target, draft, acc, k, ctx, batch, step)
-    return expected_tokens(a, k) * plain / (k * d + verify)
+def max_batch(target, draft, acc, ctx):
+    """The largest batch whose weights and caches fit in acc["memory"] (math.inf with no cache, 0 if
+    the weights alone do not fit)."""
+    free = acc["memory"] - weight_bytes(target) - weight_bytes(draft)
+    per_seq = kv_cache_bytes(target, ctx) + kv_cache_bytes(draft, ctx)
+    if free < 0:
+        return 0
+    return math.inf if per_seq == 0 else int(free // per_seq)
 
 
-def slower_batch(target, draft, acc, a, k, ctx, step=step_time, b_max=1 << 16):
-    """The smallest whole batch size at which speculation is slower than plain decoding (None if none <= b_max)."""
-    if speculative_speedup(target, draft, acc, a, k, ctx, b_max, step) >= 1:
-        return None
-    lo, hi = 0, b_max  # speedup(lo) >= 1 (or lo = 0), speedup(hi) < 1
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if speculative_speedup(target, draft, acc, a, k, ctx, mid, step) < 1:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+# --- speculation on the roofline ---------------------------------------------------------
+
+
+def round_times(target, draft, acc, k, ctx, batch=1, step=step_time, overhead=0.0):
+    """(plain step, draft step, verify pass) in seconds for one decoding round at this batch.
+
+    The draft step is its roofline time plus `overhead` seconds (0: the ideal draft;
+    costs.DRAFT_STEP_OVERHEAD_S: the course's realistic one).
+    """
+    return (step(target, acc, 1, ctx, batch), step(draft, acc, 1, ctx, batch) + overhead,
+            step(target, acc, k + 1, ctx, batch))
+
+
+def speculative_speedup(target, draft, acc, a, k, ctx, batch=1, step=step_time, overhead=0.0):
+    """Expected speedup of speculation: tokens per round / (k c + verify / plain), with the draft
+    cost c = costs.draft_cost(draft step, plain step, overhead), the model notebook 06 uses."""
+    plain, verify = step(target, acc, 1, ctx, batch), step(target, acc, k + 1, ctx, batch)
+    c = draft_cost(step(draft, acc, 1, ctx, batch), plain, overhead)
+    return expected_tokens(a, k) / (k * c + verify / plain)
+
+
+def slower_batch(step, target, draft, acc, a, k, ctx, overhead):
+    """Notebook 07's break-it measure: the smallest batch that fits in memory at which a speculative
+    round takes longer than plain decoding of the tokens it yields; None if none that fits does.
+
+    Each pass is priced by `step(cfg, acc, n_tokens, ctx, batch)`; a draft step costs
+    step(draft, acc, 1, ctx, batch) + overhead; a round of k drafts and one verify pass over
+    k + 1 positions yields expected_tokens(a, k) tokens; a batch fits when
+    deployment_bytes(target, draft, batch, ctx) <= acc["memory"].
+    """
+    tokens, b = expected_tokens(a, k), 1
+    while deployment_bytes(target, draft, b, ctx) <= acc["memory"]:
+        plain, d, verify = round_times(target, draft, acc, k, ctx, b, step, overhead)
+        if tokens * plain < k * d + verify:
+            return b
+        b += 1
+    return None
 
 
 def emitted_per_round(a, k, n, seed=0):
@@ -237,42 +283,195 @@ def emitted_per_round(a, k, n, seed=0):
     return out
 
 
+# --- the deployment widget ---------------------------------------------------------------
+
+CONTEXTS = (512, 1024, 2048, 4096, 8192, 16384)
+_BATCHES = np.arange(1, 4097)                                   # every whole batch the widget considers
+_CURVE = np.unique(np.geomspace(1, 4096, 160).astype(int)) - 1  # indices of the batches it draws
+
+
+def deployment(accelerator="H100", context=1024, batch=1, k=4, a=0.8, overhead_ms=1e3 * DRAFT_STEP_OVERHEAD_S,
+               cards=4, models=("llama-3-70b", "llama-3.2-1b")):
+    """Everything the deployment widget shows, as numbers: one pass of numpy over batches 1..4096.
+
+    Returns a dict: step times in ms at `batch` ("plain_ms", "draft_bytes_ms", "draft_ms" with the
+    overhead, "verify_ms"), "speedup" with the realistic draft and "ideal_speedup" with the ideal one
+    (None where the batch does not fit), "fits", "max_batch", "memory_gb" (what this batch needs),
+    "capacity_gb", "slower_batch" (the smallest batch that fits and is slower than plain decoding,
+    else None), "tokens_per_round", and the curves over "batches": "speedup_curve", "ideal_curve".
+    """
+    target, draft = load_model(models[0]), load_model(models[1])
+    acc = globals()["accelerator"](accelerator, cards=cards)
+    overhead = overhead_ms * 1e-3
+    tokens = expected_tokens(a, k)
+    plain = step_times(target, acc, 1, context, _BATCHES)
+    d_bytes = step_times(draft, acc, 1, context, _BATCHES)
+    verify = step_times(target, acc, k + 1, context, _BATCHES)
+    speed = tokens / (k * draft_cost(d_bytes, plain, overhead) + verify / plain)
+    ideal = tokens / (k * draft_cost(d_bytes, plain, 0.0) + verify / plain)
+    cap = max_batch(target, draft, acc, context)
+    fits = batch <= cap
+    slow = np.flatnonzero((tokens * plain < k * (d_bytes + overhead) + verify) & (_BATCHES <= cap))
+    i = batch - 1
+    return {"plain_ms": float(1e3 * plain[i]), "draft_bytes_ms": float(1e3 * d_bytes[i]),
+            "draft_ms": float(1e3 * (d_bytes[i] + overhead)), "overhead_ms": float(overhead_ms),
+            "verify_ms": float(1e3 * verify[i]), "tokens_per_round": float(tokens),
+            "speedup": float(speed[i]) if fits else None, "ideal_speedup": float(ideal[i]) if fits else None,
+            "fits": bool(fits), "max_batch": cap, "slower_batch": int(_BATCHES[slow[0]]) if len(slow) else None,
+            "memory_gb": deployment_bytes(target, draft, batch, context) / 1e9, "capacity_gb": acc["memory"] / 1e9,
+            "weights_gb": (weight_bytes(target) + weight_bytes(draft)) / 1e9, "accelerator": acc["name"],
+            "batches": _BATCHES, "speedup_curve": speed, "ideal_curve": ideal}
+
+
+def draw_deployment(fig, batch=1, accelerator="H100", context=1024, k=4, a=0.8, overhead_ms=0.8):
+    """The deployment widget's figure: one round's step times at this batch, and the speedup over
+    every batch that fits in memory (a batch that does not fit shows its memory bill instead).
+
+    Returns deployment(...) without its curves: the numbers tests read as widget.result.
+    """
+    from .style import COLORS
+    r = deployment(accelerator, context, batch, k, a, overhead_ms)
+    cap, n = r["max_batch"], len(r["batches"])
+    ax1, ax2 = fig.subplots(1, 2, width_ratios=[1, 1.8])
+    if r["fits"]:
+        drafting = k * r["draft_bytes_ms"]
+        ax1.bar([0, 1, 1, 2], [r["plain_ms"], drafting, k * overhead_ms, r["verify_ms"]],
+                bottom=[0, 0, drafting, 0], hatch=["", "", "//", ""], edgecolor="white", linewidth=0,
+                color=[COLORS["plain"], COLORS["draft"], COLORS["draft"], COLORS["target"]])
+        ax1.set_xticks([0, 1, 2], ["plain\nstep", f"{k} draft steps\n(// overhead)", "verify\npass"])
+        ax1.set(ylabel="ms", title=f"One round at batch {batch}")
+    else:
+        used = [r["weights_gb"], r["memory_gb"] - r["weights_gb"]]
+        ax1.bar([0, 0], used, bottom=[0, used[0]], color=[COLORS["plain"], COLORS["rejected"]], width=0.5)
+        ax1.axhline(r["capacity_gb"], color="black", lw=1.5)
+        ax1.set_xticks([0], [f"batch {batch}"])
+        ax1.set(xlim=(-0.8, 0.8), ylabel="GB", title=f"Needs {r['memory_gb']:.0f} GB of {r['capacity_gb']:.0f}")
+        ax1.text(0.3, r["capacity_gb"], "memory", va="bottom", fontsize=8)
+        ax1.text(0, used[0] / 2, "weights", ha="center", va="center", color="white", fontsize=8)
+        ax1.text(0, used[0] + used[1] / 2, "KV caches", ha="center", va="center", color="white", fontsize=8)
+    shown = _CURVE[_CURVE < min(cap, n)]
+    xs = r["batches"][shown]
+    ax2.plot(xs, r["ideal_curve"][shown], color=COLORS["target"], lw=1, ls="--", label="ideal draft")
+    ax2.plot(xs, r["speedup_curve"][shown], color=COLORS["target"], lw=2, label=f"{overhead_ms:.1f} ms overhead")
+    ax2.axhline(1, color=COLORS["floor"], ls=":", lw=1)
+    if cap < n:
+        ax2.axvspan(max(cap, 1), n, color=COLORS["floor"], alpha=0.25, lw=0)
+        ax2.text(n * 0.9, 0.15, f"more than {cap}\ndo not fit", ha="right", fontsize=8)
+    ax2.set(xscale="log", xlim=(1, n), ylim=(0, max(3.5, 1.1 * float(r["ideal_curve"][0]))),
+            xlabel="batch size (sequences)", ylabel="speedup")
+    slow = r["slower_batch"]
+    ending = f"slower from batch {slow}" if slow else "never slower while it fits"
+    if r["fits"]:
+        ax2.plot([batch], [r["speedup"]], "o", color=COLORS["rejected"])
+        ax2.set_title(f"{r['speedup']:.2f}x at batch {batch}; {ending}")
+    else:
+        ax2.axvline(batch, color=COLORS["rejected"], lw=1.5)
+        ax2.set_title(f"Batch {batch} does not fit: at most {cap} sequences", color=COLORS["rejected"])
+    ax2.legend(fontsize=8, loc="upper right")
+    return {key: v for key, v in r.items() if key not in ("batches", "speedup_curve", "ideal_curve")}
+
+
 # --- measuring this machine ----------------------------------------------------------
 
+MATMUL_COLUMNS = (1, 2, 4, 8, 16, 32, 64)
 
-def time_matmul(rows=4096, cols=8192, columns=(1, 2, 4, 8, 16), repeats=5, progress=None, dtype=np.float32):
+
+def blas_library():
+    """The BLAS library NumPy calls, as threadpoolctl reports it ("openblas 0.3.31, Haswell kernels")."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "unknown (threadpoolctl is not installed)"
+    blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    if not blas:
+        return "unknown"
+    info = blas[0]
+    arch = f", {info['architecture']} kernels" if info.get("architecture") else ""
+    return f"{info.get('internal_api', '?')} {info.get('version') or ''}{arch}".replace("  ", " ")
+
+
+@contextmanager
+def blas_threads(n):
+    """Run the block with the BLAS library limited to n threads (threadpoolctl); yields the count
+    actually fixed, or None if threadpoolctl is not installed (then nothing is fixed)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield None
+        return
+    with threadpool_limits(limits=n, user_api="blas"):
+        yield n
+
+
+def time_matmul(rows=4096, cols=8192, columns=MATMUL_COLUMNS, sweeps=3, threads=1, progress=None,
+                dtype=np.float32):
     """Time W @ X for a rows x cols weight matrix W and X with each number of token columns.
 
-    A warm-up product first, then the median of `repeats` timed products per column count.
-    progress(i, total, n, seconds) is called after each column count. Returns a dict with
-    "columns", "seconds" (medians), "weight_bytes" and "flops" (per product, arrays).
+    The BLAS library runs on `threads` threads (fixed, so a busy machine changes less). After one
+    warm-up product of every shape, `sweeps` sweeps each time every column count once, in
+    alternating order (forward, then backward, ...), so a burst of load elsewhere hits every
+    shape alike. progress(sweep, sweeps, seconds of that sweep's products) is called after each
+    sweep. Returns a dict: "columns", "samples" (sweeps x columns, seconds), "seconds" (the fastest
+    sample of each column count: the machine's rate with the least interference), "spread" (slowest
+    over fastest sample, per column count), "weight_bytes", "flops" (per product) and "threads".
     """
     rng = np.random.default_rng(0)
     w = rng.random((rows, cols), dtype=dtype)
-    w @ rng.random((cols, 1), dtype=dtype)  # warm-up: page in W, start the BLAS threads
-    seconds = []
-    for i, n in enumerate(columns):
-        x = rng.random((cols, n), dtype=dtype)
-        w @ x  # warm-up for this shape
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
+    xs = [rng.random((cols, n), dtype=dtype) for n in columns]
+    samples = np.zeros((sweeps, len(columns)))
+    with blas_threads(threads) as fixed:
+        for x in xs:  # warm-up: page in W, let the library pick and prepare each shape's kernel
             w @ x
-            times.append(time.perf_counter() - t0)
-        seconds.append(float(np.median(times)))
-        if progress:
-            progress(i + 1, len(columns), n, seconds[-1])
+        for s in range(sweeps):
+            order = range(len(columns)) if s % 2 == 0 else reversed(range(len(columns)))
+            for i in order:
+                t0 = time.perf_counter()
+                w @ xs[i]
+                samples[s, i] = time.perf_counter() - t0
+            if progress:
+                progress(s + 1, sweeps, samples[s].copy())
+    seconds = samples.min(axis=0)
     columns = np.array(columns)
-    return {"columns": columns, "seconds": np.array(seconds),
-            "weight_bytes": w.nbytes, "flops": 2.0 * rows * cols * columns}
+    return {"columns": columns, "samples": samples, "seconds": seconds, "spread": samples.max(axis=0) / seconds,
+            "weight_bytes": w.nbytes, "flops": 2.0 * rows * cols * columns, "threads": fixed}
 
 
-def fit_roofline(m):
-    """(bandwidth bytes/s, peak FLOP/s) read off a time_matmul result.
+def _fit(columns, seconds, weight_bytes, flops):
+    memory_bound = columns <= 4
+    bandwidth = float(np.max(weight_bytes / seconds[memory_bound])) if memory_bound.any() else weight_bytes / seconds[0]
+    rates = flops / seconds
+    return bandwidth, float(np.max(rates)), rates
 
-    Bandwidth: the weight bytes over the one-column time (that product is all memory traffic).
-    Peak: the best FLOP rate any column count reached (a lower bound on the true peak).
+
+def fit_roofline(m, bend=1.25):
+    """The roofline read off a time_matmul result, as a dict (FLOPs per byte, as everywhere in 07).
+
+    "bandwidth": the weight bytes over the fastest of the 1- to 4-column products (they are all
+    memory traffic; which one is fastest depends on the library's kernels). "peak": the best FLOP
+    rate any column count reached, a lower bound on the true peak. "ridge": peak / bandwidth.
+    "bent": whether the curve bends within the measured range, i.e. doubling the columns of the
+    widest products raised the FLOP rate by less than `bend`; if not, the true ridge lies above
+    "ridge" ("ridge above X"). With per-sweep samples, "bandwidth_range", "peak_range" and
+    "ridge_range" are the (lowest, highest) of the same fit made on each sweep alone.
     """
-    bandwidth = m["weight_bytes"] / m["seconds"][0]
-    peak = float(np.max(m["flops"] / m["seconds"]))
-    return bandwidth, peak
+    columns, seconds = np.asarray(m["columns"]), np.asarray(m["seconds"], dtype=float)
+    bandwidth, peak, rates = _fit(columns, seconds, m["weight_bytes"], m["flops"])
+    bent = len(rates) >= 2 and rates[-1] < bend * rates[-2]
+    out = {"bandwidth": bandwidth, "peak": peak, "ridge": peak / bandwidth, "bent": bool(bent)}
+    if "samples" in m:
+        fits = [_fit(columns, row, m["weight_bytes"], m["flops"])[:2] for row in np.asarray(m["samples"])]
+        bws, peaks = np.array([f[0] for f in fits]), np.array([f[1] for f in fits])
+        out.update(bandwidth_range=(bws.min(), bws.max()), peak_range=(peaks.min(), peaks.max()),
+                   ridge_range=((peaks / bws).min(), (peaks / bws).max()))
+    return out
+
+
+def roofline_summary(fit):
+    """One line: bandwidth, peak and the ridge ("near X" if the curve bent, "above X" if it never did)."""
+    where = "near" if fit["bent"] else "above"
+    line = (f"{fit['bandwidth'] / 1e9:.1f} GB/s from memory, at least {fit['peak'] / 1e9:.1f} GFLOP/s, "
+            f"ridge {where} {fit['ridge']:.1f} FLOPs per byte")
+    if "ridge_range" in fit:
+        (b0, b1), (r0, r1) = fit["bandwidth_range"], fit["ridge_range"]
+        line += f"\n(sweep by sweep: {b0 / 1e9:.1f}-{b1 / 1e9:.1f} GB/s, ridge {r0:.1f}-{r1:.1f})"
+    return line

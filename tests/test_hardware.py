@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from speclab import hardware as hw
-from speclab.costs import expected_tokens
+from speclab.costs import DRAFT_STEP_OVERHEAD_S, draft_cost, expected_tokens
 
 PARAMS = {"llama-2-7b": 6_738_415_616, "llama-3-70b": 70_553_706_496, "llama-3.2-1b": 1_235_814_400}
 
@@ -96,10 +96,11 @@ def test_seed_mac_count_reproduced_and_what_it_leaves_out(cfg7):
 
 def test_both_intensity_tables(cfg7):
     ns = (1, 2, 4, 8, 16)
-    seed = [round(hw.seed_macs(cfg7, n, 512) / 13.48e9, 2) for n in ns]
+    seed = [round(hw.seed_macs(cfg7, n, 512) / 13.48e9, 2) for n in ns]   # the walk-through's MACs per byte
     assert seed == [0.38, 0.77, 1.53, 3.07, 6.13]
-    full = [round(hw.intensity(cfg7, n, 512), 2) for n in ns]
-    assert full == [0.50, 1.00, 2.00, 4.00, 8.00]
+    full = [round(hw.intensity(cfg7, n, 512), 2) for n in ns]              # FLOPs per byte, the notebook's one unit
+    assert full == [1.00, 2.00, 4.00, 8.00, 16.01]
+    assert hw.intensity(cfg7, 1, 512) == 2 * 6_741_295_104 / 13_476_831_232
 
 
 def test_forward_macs_is_linear_in_tokens_and_context(cfg7):
@@ -111,7 +112,8 @@ def test_forward_macs_is_linear_in_tokens_and_context(cfg7):
 
 def test_kv_cache_bytes_uses_grouped_query_width():
     t = hw.load_model("llama-3-70b")
-    assert hw.kv_cache_bytes(t, 1) == 2 * 80 * 1024 * 2       # 327,680 bytes per position
+    assert hw.kv_cache_bytes(t, 1) == 2 * 80 * 1024 * 2 == 320 * 1024  # 327,680 bytes = 320 KiB per position
+    assert hw.kv_cache_bytes(hw.load_model("llama-3.2-1b"), 1) == 2 * 16 * 8 * 64 * 2 == 32 * 1024
     assert hw.kv_cache_bytes(hw.load_model("llama-2-7b"), 1) == 2 * 32 * 4096 * 2
 
 
@@ -123,7 +125,7 @@ def test_ridges_are_flops_per_byte_and_decode_misses_by_150_to_300x(cfg7):
     assert {k: round(r) for k, r in ridges.items()} == {"A100": 153, "H100": 295, "H200": 206}
     assert all(100 <= r <= 300 for r in ridges.values())             # the seed's range, in FLOPs
     assert all(75 <= r / 2 <= 150 for r in ridges.values())          # in MACs per byte
-    one_token = 2 * hw.intensity(cfg7, 1, 512)
+    one_token = hw.intensity(cfg7, 1, 512)
     misses = [r / one_token for r in ridges.values()]
     assert 150 < min(misses) and max(misses) < 300
 
@@ -136,6 +138,19 @@ def test_deployment_step_times_and_speedup(deployment):
     assert d == pytest.approx(2_471_628_800 / 13.4e12)
     assert expected_tokens(0.8, 4) == pytest.approx(3.3616)
     assert hw.speculative_speedup(target, draft, four, 0.8, 4, 0) == pytest.approx(3.3616 * plain / (4 * d + plain))
+    assert round(hw.speculative_speedup(target, draft, four, 0.8, 4, 0), 2) == 3.14
+
+
+def test_a_realistic_draft_step_uses_the_course_overhead(deployment):
+    """The same draft-cost model as notebook 06: c = (bytes time + overhead) / target step."""
+    target, draft, four = deployment
+    ov = DRAFT_STEP_OVERHEAD_S
+    plain, d, verify = hw.round_times(target, draft, four, 4, 0, overhead=ov)
+    assert d == pytest.approx(2_471_628_800 / 13.4e12 + ov)
+    c = draft_cost(2_471_628_800 / 13.4e12, plain, ov)
+    s = hw.speculative_speedup(target, draft, four, 0.8, 4, 0, overhead=ov)
+    assert s == pytest.approx(3.3616 / (4 * c + 1)) and round(s, 2) == 2.45
+    assert 0.9e-3 < d < 1.1e-3                                       # "about 1 ms" per draft step
 
 
 def test_step_time_is_the_max_of_memory_and_compute(deployment):
@@ -144,6 +159,22 @@ def test_step_time_is_the_max_of_memory_and_compute(deployment):
     assert big == pytest.approx(2 * 512 * hw.forward_macs(target, 5, 0) / four["peak_flops"])
     kv = hw.step_time(target, four, 1, 4096, batch=16)
     assert kv == pytest.approx((hw.weight_bytes(target) + 16 * hw.kv_cache_bytes(target, 4096)) / four["bandwidth"])
+
+
+def test_capacity_counts_both_models_weights_and_caches(deployment):
+    target, draft, four = deployment
+    assert four["memory"] == 320e9
+    per = hw.kv_cache_bytes(target, 4096) + hw.kv_cache_bytes(draft, 4096)
+    assert hw.deployment_bytes(target, draft, 0, 4096) == 141_107_412_992 + 2_471_628_800
+    assert hw.deployment_bytes(target, draft, 512, 4096) == pytest.approx(899.49e9, rel=1e-5)  # the issue's "about 900 GB"
+    assert hw.max_batch(target, draft, four, 4096) == 119
+    assert hw.deployment_bytes(target, draft, 119, 4096) <= 320e9 < hw.deployment_bytes(target, draft, 120, 4096)
+    assert (320e9 - hw.deployment_bytes(target, draft, 0, 4096)) // per == 119
+    assert [hw.max_batch(target, draft, four, c) for c in hw.CONTEXTS] == [955, 477, 238, 119, 59, 29]
+    assert hw.max_batch(target, draft, four, 0) == math.inf
+    assert hw.max_batch(target, draft, dict(four, memory=100e9), 1024) == 0
+    assert round(hw.speculative_speedup(target, draft, four, 0.8, 4, 4096, 119), 2) == 2.69      # ideal draft
+    assert round(hw.speculative_speedup(target, draft, four, 0.8, 4, 4096, 119, overhead=DRAFT_STEP_OVERHEAD_S), 2) == 2.42
 
 
 def test_crossover_batch_weights_only_and_with_the_kv_cache(deployment):
@@ -157,20 +188,60 @@ def test_crossover_batch_weights_only_and_with_the_kv_cache(deployment):
     assert hw.crossover_batch(target, four, 1, 4096) == math.inf
 
 
-def test_speculation_turns_slower_past_a_batch_size(deployment):
+def test_speculation_turns_slower_past_a_batch_that_fits(deployment):
+    """The break-it's measured numbers: the explainer's price (no KV cache) against the honest one."""
     target, draft, four = deployment
-    b = hw.slower_batch(target, draft, four, 0.8, 4, 0)
-    assert b == 198
-    assert hw.speculative_speedup(target, draft, four, 0.8, 4, 0, b) < 1
-    assert hw.speculative_speedup(target, draft, four, 0.8, 4, 0, b - 1) >= 1
-    assert hw.slower_batch(target, draft, four, 0.8, 4, 4096) is None
+    ov = DRAFT_STEP_OVERHEAD_S
+    b = hw.slower_batch(hw.step_time, target, draft, four, 0.8, 4, 1024, ov)
+    assert b == 300 and b <= hw.max_batch(target, draft, four, 1024) == 477
+    assert hw.speculative_speedup(target, draft, four, 0.8, 4, 1024, b, overhead=ov) < 1
+    assert hw.speculative_speedup(target, draft, four, 0.8, 4, 1024, b - 1, overhead=ov) >= 1
+    assert hw.slower_batch(hw.step_time, target, draft, four, 0.8, 4, 1024, 0.0) == 331
+    assert hw.slower_batch(hw.explainer_step_time, target, draft, four, 0.8, 4, 2048, ov) == 180
+    assert hw.slower_batch(hw.step_time, target, draft, four, 0.8, 4, 2048, ov) is None
+    assert round(hw.speculative_speedup(target, draft, four, 0.8, 4, 2048, 238, overhead=ov), 2) == 1.45
+    assert hw.slower_batch(hw.step_time, target, draft, four, 0.8, 4, 4096, ov) is None
+    assert hw.slower_batch(hw.step_time, target, draft, four, 0.0, 4, 1024, ov) == 1
 
 
-def test_compute_bound_pretence_collapses_speculation(deployment):
+def test_slower_batch_stops_at_the_memory_and_a_full_memory_fits(deployment):
     target, draft, four = deployment
-    s = hw.speculative_speedup(target, draft, four, 0.8, 4, 0, step=hw.compute_bound_step_time)
-    c = hw.forward_macs(draft, 1, 0) / hw.forward_macs(target, 1, 0)
-    assert s == pytest.approx(3.3616 / (5 + 4 * c)) and round(s, 2) == 0.66
+    need = hw.deployment_bytes(target, draft, 300, 1024)
+    ov = DRAFT_STEP_OVERHEAD_S
+    assert hw.slower_batch(hw.step_time, target, draft, dict(four, memory=need), 0.8, 4, 1024, ov) == 300
+    assert hw.slower_batch(hw.step_time, target, draft, dict(four, memory=need - 1), 0.8, 4, 1024, ov) is None
+
+
+def test_explainer_price_is_the_step_time_of_an_empty_context(deployment):
+    target, _, four = deployment
+    for n, ctx, b in [(1, 4096, 16), (5, 1024, 400), (1, 0, 1)]:
+        assert hw.explainer_step_time(target, four, n, ctx, b) == hw.step_time(target, four, n, 0, b)
+    assert hw.explainer_step_time(target, four, 1, 4096, 16) < hw.step_time(target, four, 1, 4096, 16)
+
+
+def test_the_deployment_widget_numbers_agree_with_the_scalar_functions(deployment):
+    target, draft, four = deployment
+    r = hw.deployment("H100", context=1024, batch=100, overhead_ms=0.8)
+    assert r["plain_ms"] == pytest.approx(1e3 * hw.step_time(target, four, 1, 1024, 100))
+    assert r["verify_ms"] == pytest.approx(1e3 * hw.step_time(target, four, 5, 1024, 100))
+    assert r["speedup"] == pytest.approx(hw.speculative_speedup(target, draft, four, 0.8, 4, 1024, 100, overhead=0.8e-3))
+    assert r["slower_batch"] == 300 and r["max_batch"] == 477 and r["fits"]
+    for ctx in hw.CONTEXTS:
+        for ov in (0.0, 0.8):
+            got = hw.deployment("H100", context=ctx, overhead_ms=ov)["slower_batch"]
+            assert got == hw.slower_batch(hw.step_time, target, draft, four, 0.8, 4, ctx, ov * 1e-3), (ctx, ov)
+    big = hw.deployment("H100", context=4096, batch=512)
+    assert not big["fits"] and big["speedup"] is None and big["max_batch"] == 119 and round(big["memory_gb"]) == 899
+
+
+def test_draw_deployment_marks_a_batch_that_does_not_fit():
+    from speclab import widgets
+    fig = widgets.new_figure((9.5, 3.4))
+    r = hw.draw_deployment(fig, batch=512, context=4096)
+    assert not r["fits"] and "does not fit" in fig.axes[1].get_title() and "119" in fig.axes[1].get_title()
+    fig.clear()
+    r = hw.draw_deployment(fig, batch=1, context=1024)
+    assert r["fits"] and "2.45x" in fig.axes[1].get_title() and "slower from batch 300" in fig.axes[1].get_title()
 
 
 @pytest.mark.parametrize("a,k", [(0.8, 4), (0.0, 3), (1.0, 2), (0.5, 8)])
@@ -184,15 +255,31 @@ def test_emitted_per_round_reaches_exactly_n(a, k):
 # --- measuring -------------------------------------------------------------------------
 
 
-def test_time_matmul_small_and_fit():
+def test_time_matmul_interleaves_sweeps_with_fixed_threads():
     seen = []
-    m = hw.time_matmul(rows=256, cols=256, columns=(1, 4), repeats=2, progress=lambda *a: seen.append(a))
-    assert [s[:3] for s in seen] == [(1, 2, 1), (2, 2, 4)]
+    m = hw.time_matmul(rows=256, cols=256, columns=(1, 4), sweeps=3, progress=lambda *a: seen.append(a))
+    assert [s[:2] for s in seen] == [(1, 3), (2, 3), (3, 3)] and all(len(s[2]) == 2 for s in seen)
+    assert m["samples"].shape == (3, 2) and np.all(m["samples"] > 0)
+    assert np.array_equal(m["seconds"], m["samples"].min(axis=0))        # rates from the fastest sample
+    assert np.all(m["spread"] >= 1.0)
     assert m["weight_bytes"] == 256 * 256 * 4 and list(m["flops"]) == [2 * 256 * 256, 8 * 256 * 256]
-    assert np.all(m["seconds"] > 0)
-    bw, peak = hw.fit_roofline({"columns": np.array([1, 2, 4]), "seconds": np.array([1.0, 1.0, 2.0]),
-                                "weight_bytes": 100.0, "flops": np.array([10.0, 20.0, 40.0])})
-    assert bw == 100.0 and peak == 20.0
+    assert m["threads"] == 1                                             # threadpoolctl is installed (requirements.txt)
+    assert hw.blas_library() != "unknown"
+
+
+def test_fit_roofline_bandwidth_from_the_best_narrow_product_and_the_ridge_wording():
+    m = {"columns": np.array([1, 2, 4, 8]), "seconds": np.array([4.0, 2.0, 2.0, 2.0]),
+         "weight_bytes": 100.0, "flops": np.array([10.0, 20.0, 40.0, 80.0])}
+    fit = hw.fit_roofline(m)
+    assert fit["bandwidth"] == 50.0                    # the 2-column product beat the 1-column one
+    assert fit["peak"] == 40.0 and fit["ridge"] == 0.8
+    assert not fit["bent"] and "ridge above 0.8" in hw.roofline_summary(fit)   # rate still doubling at the end
+    bent = hw.fit_roofline(dict(m, seconds=np.array([4.0, 2.0, 2.0, 3.9])))
+    assert bent["bent"] and "ridge near" in hw.roofline_summary(bent)
+    wide = hw.fit_roofline(dict(m, columns=np.array([1, 2, 4, 64]), seconds=np.array([9.0, 9.0, 9.0, 1.0])))
+    assert wide["bandwidth"] == 100.0 / 9.0            # only 1-4 columns count as memory-bound
+    swept = hw.fit_roofline(dict(m, samples=np.array([[4.0, 2.0, 2.0, 2.0], [8.0, 4.0, 4.0, 2.0]])))
+    assert swept["bandwidth_range"] == (25.0, 50.0) and "sweep by sweep" in hw.roofline_summary(swept)
 
 
 def test_shipped_gpu_measurement_parses_and_names_its_device(tmp_path):
