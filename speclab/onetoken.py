@@ -38,6 +38,20 @@ def one_token_distribution(p, q, rule="correct"):
     return kept + (1.0 - kept.sum()) * fallback
 
 
+def one_token_parts(p, q, rule="correct"):
+    """(kept, from_fallback): the two parts of one_token_distribution, for 03's widget.
+
+    kept[x] is the chance that the draft proposes x and the rule keeps it; from_fallback[x] the
+    chance of a rejection followed by x from the fallback (the residual, or p for "no_resample").
+    """
+    if rule not in ONE_TOKEN_RULES:
+        raise ValueError(f"rule must be one of {ONE_TOKEN_RULES}, got {rule!r}")
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    kept = np.where(np.arange(len(p)) == int(np.argmax(p)), q, 0.0) if rule == "greedy" else np.minimum(p, q)
+    fallback = p if rule == "no_resample" else residual(p, q)
+    return kept, (1.0 - kept.sum()) * fallback
+
+
 def swapped_accept_prob(p, q, x):
     """BROKEN on purpose (02's break-it): min(1, q[x] / p[x]), the ratio upside down.
 

@@ -50,19 +50,37 @@ def residual(p, q):
 def residual(p, q):
     return np.maximum(0, p - q)
 """,
+            "a uniform fallback when p == q (not the course's convention)": ("""
+def residual(p, q):
+    r = np.maximum(0.0, np.asarray(p) - np.asarray(q))
+    if r.sum() == 0:
+        return np.ones(len(p)) / len(p)
+    return r / r.sum()
+""", "return p itself"),
+            "returns a Python list": ("""
+def residual(p, q):
+    r = [max(0.0, a - b) for a, b in zip(p, q)]
+    s = sum(r)
+    return [x / s for x in r] if s > 0 else list(p)
+""", "NumPy array"),
+        },
+        "delegate": {
+            "the course's residual under another name": """
+from speclab.speculative import residual as _course_residual
+def residual(p, q):
+    return _course_residual(p, q)
+""",
+            "the residual that speclab.onetoken imports, through the module": """
+from speclab import onetoken as ot
+def residual(p, q):
+    return ot.residual(p, q)
+""",
         },
         "right": {
             "clip and divide, p as fallback": """
 def residual(p, q):
     r = np.clip(p - q, 0, None)
     return r / r.sum() if r.sum() > 0 else p
-""",
-            "uniform fallback": """
-def residual(p, q):
-    r = np.maximum(0.0, np.asarray(p) - np.asarray(q))
-    if r.sum() == 0:
-        return np.ones(len(p)) / len(p)
-    return r / r.sum()
 """,
             "q as fallback": """
 def residual(p, q):
@@ -160,6 +178,28 @@ def speculative_sample(p, q, rng):
     x = sample_from(q, rng.random())
     rng.random()
     return x
+""",
+            "returns the token as a NumPy integer": ("""
+def speculative_sample(p, q, rng):
+    x = sample_from(q, rng.random())
+    if rng.random() < min(1.0, p[x] / q[x]):
+        return np.int64(x)
+    return np.int64(sample_from(residual(p, q), rng.random()))
+""", "Python int"),
+        },
+        "delegate": {
+            "the course's speculative_sample through a module attribute": """
+import speclab.speculative as course
+def speculative_sample(p, q, rng):
+    return course.speculative_sample(p, q, rng)
+""",
+            "the course's accept_prob (notebook 02) for the accept test": """
+from speclab.speculative import accept_prob as keep_chance
+def speculative_sample(p, q, rng):
+    x = sample_from(q, rng.random())
+    if rng.random() < keep_chance(p, q, x):
+        return x
+    return sample_from(residual(p, q), rng.random())
 """,
         },
         "right": {
@@ -279,6 +319,35 @@ def one_token_distribution(p, q, rule="correct"):
     fallback = p if rule == "no_resample" else residual(p, q)
     return kept + (1 - kept.sum()) * fallback
 """,
+            "greedy keeps the LAST maximum on a tie": ("""
+def one_token_distribution(p, q, rule="correct"):
+    if rule == "greedy":
+        kept = np.zeros(len(p)); m = len(p) - 1 - int(np.argmax(p[::-1])); kept[m] = q[m]
+        return kept + (1 - kept.sum()) * residual(p, q)
+    kept = np.minimum(p, q)
+    fallback = p if rule == "no_resample" else residual(p, q)
+    return kept + (1 - kept.sum()) * fallback
+""", "FIRST maximum"),
+            "greedy with p == q falls back on a uniform distribution": """
+def one_token_distribution(p, q, rule="correct"):
+    if rule == "greedy":
+        kept = np.zeros(len(p)); m = int(np.argmax(p)); kept[m] = q[m]
+        r = np.maximum(p - q, 0)
+        r = r / r.sum() if r.sum() > 0 else np.ones(len(p)) / len(p)
+        return kept + (1 - kept.sum()) * r
+    kept = np.minimum(p, q)
+    fallback = p if rule == "no_resample" else residual(p, q)
+    return kept + (1 - kept.sum()) * fallback
+""",
+            "returns a Python list": """
+def one_token_distribution(p, q, rule="correct"):
+    if rule == "greedy":
+        kept = np.where(np.arange(len(p)) == np.argmax(p), q, 0.0)
+    else:
+        kept = np.minimum(p, q)
+    fallback = p if rule == "no_resample" else residual(p, q)
+    return list(kept + (1 - kept.sum()) * fallback)
+""",
             "the output renormalised from the kept mass alone (no rejection branch)": """
 def one_token_distribution(p, q, rule="correct"):
     if rule == "greedy":
@@ -335,68 +404,250 @@ def one_token_distribution(p, q, rule="correct"):
     return out + reject * np.asarray(fallback)
 """,
         },
+        "delegate": {
+            "the course's one_token_distribution from speclab.onetoken": """
+from speclab.onetoken import one_token_distribution as exact_step
+def one_token_distribution(p, q, rule="correct"):
+    return exact_step(p, q, rule)
+""",
+            "the widget's helper one_token_parts, summed": """
+from speclab import onetoken
+def one_token_distribution(p, q, rule="correct"):
+    kept, rest = onetoken.one_token_parts(p, q, rule)
+    return kept + rest
+""",
+        },
     },
-    "no_resample_damage": {
+    "resample_sample": {
         "wrong": {
+            "not broken: samples the residual as before": ("""
+def resample_sample(p, q, rng):
+    x = sample_from(q, rng.random())
+    if rng.random() < min(1.0, p[x] / q[x]):
+        return x
+    return sample_from(residual(p, q), rng.random())
+""", "sampled from p itself"),
+            "samples q on rejection": """
+def resample_sample(p, q, rng):
+    x = sample_from(q, rng.random())
+    if rng.random() < min(1.0, p[x] / q[x]):
+        return x
+    return sample_from(q, rng.random())
+""",
+            "drops the accept test (always resamples from p)": """
+def resample_sample(p, q, rng):
+    sample_from(q, rng.random())
+    rng.random()
+    return sample_from(p, rng.random())
+""",
+            "reuses the accept uniform for the p sample": """
+def resample_sample(p, q, rng):
+    x = sample_from(q, rng.random())
+    u = rng.random()
+    if u < min(1.0, p[x] / q[x]):
+        return x
+    return sample_from(p, u)
+""",
+            "samples p without drafting (no draft uniform)": """
+def resample_sample(p, q, rng):
+    return sample_from(p, rng.random())
+""",
+            "p/q inverted in the accept test": """
+def resample_sample(p, q, rng):
+    x = sample_from(q, rng.random())
+    if rng.random() < min(1.0, q[x] / p[x]):
+        return x
+    return sample_from(p, rng.random())
+""",
+        },
+        "right": {
+            "speculative_sample with the fallback swapped": """
+def resample_sample(p, q, rng):
+    x = sample_from(q, rng.random())
+    if rng.random() < min(1.0, p[x] / q[x]):
+        return x
+    return sample_from(p, rng.random())
+""",
+            "u * q[x] < p[x], ints": """
+def resample_sample(p, q, rng):
+    x = int(sample_from(q, rng.random()))
+    u = rng.random()
+    return x if u * q[x] < p[x] else int(sample_from(p, rng.random()))
+""",
+        },
+        "delegate": {
+            "the accept test handed to the course's accept_prob (notebook 02)": """
+from speclab import speculative
+def resample_sample(p, q, rng):
+    x = sample_from(q, rng.random())
+    if rng.random() < speculative.accept_prob(p, q, x):
+        return x
+    return sample_from(p, rng.random())
+""",
+        },
+    },
+    "simulated_tv": {
+        "wrong": {
+            "counts, not frequencies": """
+def simulated_tv(sampler, p, q, n, rng):
+    counts = np.zeros(len(p))
+    for _ in range(n):
+        counts[sampler(p, q, rng)] += 1
+    return 0.5 * float(np.abs(counts - p).sum())
+""",
             "TV without the 0.5": """
-def no_resample_damage(p, q):
-    d = one_token_distribution(p, q, "no_resample")
-    return float(np.abs(d - p).sum()), [int(i) for i in np.flatnonzero(d - p > 1e-12)]
-""",
-            "over-represented = over-proposed (q > p)": """
-def no_resample_damage(p, q):
-    d = one_token_distribution(p, q, "no_resample")
-    return 0.5 * float(np.abs(d - p).sum()), [int(i) for i in np.flatnonzero(q > p)]
-""",
-            "under-represented tokens instead of over-represented": """
-def no_resample_damage(p, q):
-    d = one_token_distribution(p, q, "no_resample")
-    return 0.5 * float(np.abs(d - p).sum()), [int(i) for i in np.flatnonzero(p - d > 1e-12)]
-""",
-            "measures the correct rule instead of the broken one": """
-def no_resample_damage(p, q):
-    d = one_token_distribution(p, q, "correct")
-    return 0.5 * float(np.abs(d - p).sum()), [int(i) for i in np.flatnonzero(d - p > 1e-12)]
-""",
-            "measures the greedy rule": """
-def no_resample_damage(p, q):
-    d = one_token_distribution(p, q, "greedy")
-    return 0.5 * float(np.abs(d - p).sum()), [int(i) for i in np.flatnonzero(d - p > 1e-12)]
+def simulated_tv(sampler, p, q, n, rng):
+    counts = np.zeros(len(p))
+    for _ in range(n):
+        counts[sampler(p, q, rng)] += 1
+    return float(np.abs(counts / n - p).sum())
 """,
             "compares with q instead of p": """
-def no_resample_damage(p, q):
-    d = one_token_distribution(p, q, "no_resample")
-    return 0.5 * float(np.abs(d - q).sum()), [int(i) for i in np.flatnonzero(d - q > 1e-12)]
+def simulated_tv(sampler, p, q, n, rng):
+    counts = np.zeros(len(p))
+    for _ in range(n):
+        counts[sampler(p, q, rng)] += 1
+    return 0.5 * float(np.abs(counts / n - q).sum())
 """,
-            "the broken output taken as min(p, q) + p (no rejection weight)": """
-def no_resample_damage(p, q):
-    d = np.minimum(p, q) + p
-    d = d / d.sum()
-    return 0.5 * float(np.abs(d - p).sum()), [int(i) for i in np.flatnonzero(d - p > 1e-12)]
+            "one sample too few (range(n - 1))": """
+def simulated_tv(sampler, p, q, n, rng):
+    counts = np.zeros(len(p))
+    for _ in range(n - 1):
+        counts[sampler(p, q, rng)] += 1
+    return 0.5 * float(np.abs(counts / (n - 1) - p).sum())
 """,
-            "numpy comparisons patched, then TV without the 0.5": NUMPY_ATTACK + """
-def no_resample_damage(p, q):
+            "its own generator instead of rng": """
+def simulated_tv(sampler, p, q, n, rng):
+    mine = np.random.default_rng(0)
+    counts = np.zeros(len(p))
+    for _ in range(n):
+        counts[sampler(p, q, mine)] += 1
+    return 0.5 * float(np.abs(counts / n - p).sum())
+""",
+            "counts only the tokens that came out (np.unique)": """
+def simulated_tv(sampler, p, q, n, rng):
+    tokens, counts = np.unique([sampler(p, q, rng) for _ in range(n)], return_counts=True)
+    return 0.5 * float(np.abs(counts / n - np.asarray(p)[tokens]).sum())
+""",
+            "largest single gap instead of the sum": """
+def simulated_tv(sampler, p, q, n, rng):
+    counts = np.zeros(len(p))
+    for _ in range(n):
+        counts[sampler(p, q, rng)] += 1
+    return float(np.abs(counts / n - p).max())
+""",
+        },
+        "right": {
+            "bincount": """
+def simulated_tv(sampler, p, q, n, rng):
+    draws = [sampler(p, q, rng) for _ in range(n)]
+    freq = np.bincount(draws, minlength=len(p)) / n
+    return 0.5 * np.abs(freq - p).sum()
+""",
+            "a dictionary of counts": """
+def simulated_tv(sampler, p, q, n, rng):
+    seen = {}
+    for _ in range(n):
+        t = sampler(p, q, rng)
+        seen[t] = seen.get(t, 0) + 1
+    return sum(abs(seen.get(x, 0) / n - p[x]) for x in range(len(p))) / 2
+""",
+        },
+        "delegate": {
+            "the distance handed to the course's tv_distance (notebook 04)": """
+from speclab.speculative import tv_distance as tv
+def simulated_tv(sampler, p, q, n, rng):
+    freq = np.bincount([sampler(p, q, rng) for _ in range(n)], minlength=len(p)) / n
+    return tv(freq, p)
+""",
+        },
+    },
+    "detection_size": {
+        "wrong": {
+            "bias without the 0.5": """
+def detection_size(p, q):
     d = one_token_distribution(p, q, "no_resample")
-    return float(np.abs(d - p).sum()), [int(i) for i in np.flatnonzero(d - p > 1e-12)]
+    bias = float(np.abs(d - p).sum())
+    if bias < 1e-12:
+        return bias, math.inf
+    return bias, math.ceil((np.sqrt(p * (1 - p) / (2 * np.pi)).sum() / bias) ** 2)
+""",
+            "the bias of the greedy rule": """
+def detection_size(p, q):
+    d = one_token_distribution(p, q, "greedy")
+    bias = 0.5 * float(np.abs(d - p).sum())
+    if bias < 1e-12:
+        return bias, math.inf
+    return bias, math.ceil((np.sqrt(p * (1 - p) / (2 * np.pi)).sum() / bias) ** 2)
+""",
+            "n not squared (floor / bias)": """
+def detection_size(p, q):
+    d = one_token_distribution(p, q, "no_resample")
+    bias = 0.5 * float(np.abs(d - p).sum())
+    if bias < 1e-12:
+        return bias, math.inf
+    return bias, math.ceil(np.sqrt(p * (1 - p) / (2 * np.pi)).sum() / bias)
+""",
+            "rounds down instead of up": ("""
+def detection_size(p, q):
+    d = one_token_distribution(p, q, "no_resample")
+    bias = 0.5 * float(np.abs(d - p).sum())
+    if bias < 1e-12:
+        return bias, math.inf
+    return bias, int((np.sqrt(p * (1 - p) / (2 * np.pi)).sum() / bias) ** 2)
+""", "rounded up"),
+            "the floor without the 2 pi": """
+def detection_size(p, q):
+    d = one_token_distribution(p, q, "no_resample")
+    bias = 0.5 * float(np.abs(d - p).sum())
+    if bias < 1e-12:
+        return bias, math.inf
+    return bias, math.ceil((np.sqrt(p * (1 - p)).sum() / bias) ** 2)
+""",
+            "the floor summed over q instead of p": """
+def detection_size(p, q):
+    d = one_token_distribution(p, q, "no_resample")
+    bias = 0.5 * float(np.abs(d - p).sum())
+    if bias < 1e-12:
+        return bias, math.inf
+    return bias, math.ceil((np.sqrt(q * (1 - q) / (2 * np.pi)).sum() / bias) ** 2)
+""",
+            "no special case for a zero bias": """
+def detection_size(p, q):
+    d = one_token_distribution(p, q, "no_resample")
+    bias = 0.5 * float(np.abs(d - p).sum())
+    return bias, math.ceil((np.sqrt(p * (1 - p) / (2 * np.pi)).sum() / max(bias, 1e-300)) ** 2)
 """,
         },
         "right": {
             "via one_token_distribution": """
-def no_resample_damage(p, q):
+def detection_size(p, q):
     d = one_token_distribution(p, q, "no_resample")
-    return 0.5 * np.abs(d - p).sum(), list(np.flatnonzero(d > p + 1e-12))
+    bias = 0.5 * np.abs(d - p).sum()
+    if bias < 1e-12:
+        return bias, math.inf
+    return bias, math.ceil((np.sqrt(p * (1 - p) / (2 * np.pi)).sum() / bias) ** 2)
 """,
-            "from the closed form min(p, q) - a p": """
-def no_resample_damage(p, q):
-    a = np.minimum(p, q).sum()
-    gap = np.minimum(p, q) - a * p
-    return float(np.maximum(gap, 0).sum()), [x for x in range(len(p)) if gap[x] > 1e-12]
+            "the closed form min(p, q) - alpha p, and a loop for n": """
+def detection_size(p, q):
+    a = acceptance_rate(p, q)
+    bias = float(np.maximum(np.minimum(p, q) - a * p, 0).sum())
+    if bias < 1e-12:
+        return bias, math.inf
+    n = 1
+    while sum(math.sqrt(x * (1 - x) / (2 * math.pi * n)) for x in p) > bias:
+        n += 1
+    return bias, n
 """,
-            "strict comparison, returned as an array": """
-def no_resample_damage(p, q):
-    m = np.minimum(p, q)
-    d = m + (1 - m.sum()) * p
-    return 0.5 * sum(abs(d - p)), np.nonzero(d - p > 1e-12)[0]
+        },
+        "delegate": {
+            "the course's one_token_distribution instead of the student's own": """
+from speclab.onetoken import one_token_distribution as course_step
+def detection_size(p, q):
+    bias = 0.5 * float(np.abs(course_step(p, q, "no_resample") - p).sum())
+    if bias < 1e-12:
+        return bias, math.inf
+    return bias, math.ceil((np.sqrt(p * (1 - p) / (2 * np.pi)).sum() / bias) ** 2)
 """,
         },
     },
