@@ -1,0 +1,604 @@
+"""Answers the 09_beyond_one_draft grader must judge: plausible mistakes, correct variants, delegations."""
+
+AID = "09_beyond_one_draft"
+
+CATALOG = {
+    "multi_candidate_sample": {
+        "wrong": {
+            "residual computed once and not updated": ("""
+def multi_candidate_sample(p, q, n, rng):
+    cands = [sample_from(q, rng.random()) for _ in range(n)]
+    r1 = residual(p, q)
+    r = p
+    for x in cands:
+        if rng.random() < r[x] / q[x]:
+            return int(x)
+        r = r1
+    return int(sample_from(r, rng.random()))
+""", "update the residual after EVERY rejection"),
+            "candidates tested against q instead of the current residual": """
+def multi_candidate_sample(p, q, n, rng):
+    cands = [sample_from(q, rng.random()) for _ in range(n)]
+    r = p
+    for x in cands:
+        if rng.random() < q[x] / q[x]:
+            return int(x)
+        r = residual(r, q)
+    return int(sample_from(r, rng.random()))
+""",
+            "every candidate tested against the original p (the break-it's shortcut)": ("""
+def multi_candidate_sample(p, q, n, rng):
+    cands = [sample_from(q, rng.random()) for _ in range(n)]
+    r = p
+    for x in cands:
+        if rng.random() < p[x] / q[x]:
+            return int(x)
+        r = residual(r, q)
+    return int(sample_from(r, rng.random()))
+""", "the second is tested against r_1"),
+            "final fallback drawn from p": ("""
+def multi_candidate_sample(p, q, n, rng):
+    cands = [sample_from(q, rng.random()) for _ in range(n)]
+    r = p
+    for x in cands:
+        if rng.random() < r[x] / q[x]:
+            return int(x)
+        r = residual(r, q)
+    return int(sample_from(p, rng.random()))
+""", "then sample r_2"),
+            "final fallback residual(p, q), the first residual": ("""
+def multi_candidate_sample(p, q, n, rng):
+    cands = [sample_from(q, rng.random()) for _ in range(n)]
+    r = p
+    for x in cands:
+        if rng.random() < r[x] / q[x]:
+            return int(x)
+        r = residual(r, q)
+    return int(sample_from(residual(p, q), rng.random()))
+""", "the last one, r_3, is sampled"),
+            "each candidate drawn just before its test": ("""
+def multi_candidate_sample(p, q, n, rng):
+    r = p
+    for _ in range(n):
+        x = sample_from(q, rng.random())
+        if rng.random() < r[x] / q[x]:
+            return int(x)
+        r = residual(r, q)
+    return int(sample_from(r, rng.random()))
+""", "draw both candidates first"),
+            "residual arguments swapped: residual(q, r)": ("""
+def multi_candidate_sample(p, q, n, rng):
+    cands = [sample_from(q, rng.random()) for _ in range(n)]
+    r = p
+    for x in cands:
+        if rng.random() < r[x] / q[x]:
+            return int(x)
+        r = residual(q, r)
+    return int(sample_from(r, rng.random()))
+""", "r_1 = norm(max(0, p - q))"),
+            "no uniform for a test that cannot pass (r[x] = 0)": ("""
+def multi_candidate_sample(p, q, n, rng):
+    cands = [sample_from(q, rng.random()) for _ in range(n)]
+    r = p
+    for x in cands:
+        if r[x] > 0 and rng.random() < r[x] / q[x]:
+            return int(x)
+        r = residual(r, q)
+    return int(sample_from(r, rng.random()))
+""", "2n + 1 uniforms"),
+            "candidates drawn from p instead of q": """
+def multi_candidate_sample(p, q, n, rng):
+    cands = [sample_from(p, rng.random()) for _ in range(n)]
+    r = p
+    for x in cands:
+        if rng.random() < r[x] / q[x]:
+            return int(x)
+        r = residual(r, q)
+    return int(sample_from(r, rng.random()))
+""",
+        },
+        "right": {
+            "the reference loop with u * q[x] < r[x]": """
+def multi_candidate_sample(p, q, n, rng):
+    cands = [sample_from(q, rng.random()) for _ in range(n)]
+    r = np.asarray(p, dtype=float)
+    for x in cands:
+        if rng.random() * q[x] < r[x]:
+            return int(x)
+        r = residual(r, q)
+    return int(sample_from(r, rng.random()))
+""",
+            "u <= min(1, r/q), residual written by hand": """
+def multi_candidate_sample(p, q, n, rng):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    cands = []
+    for _ in range(n):
+        cands.append(sample_from(q, rng.random()))
+    r = p.copy()
+    for x in cands:
+        if rng.random() <= min(1.0, r[x] / q[x]):
+            return x
+        d = np.maximum(r - q, 0.0)
+        r = d / d.sum() if d.sum() > 0 else r
+    return sample_from(r, rng.random())
+""",
+            "every residual computed up front (they do not depend on the candidates)": """
+def multi_candidate_sample(p, q, n, rng):
+    cands = [sample_from(q, rng.random()) for _ in range(n)]
+    rs = [np.asarray(p, dtype=float)]
+    for _ in range(n):
+        rs.append(residual(rs[-1], q))
+    for i, x in enumerate(cands):
+        if rng.random() < rs[i][x] / q[x]:
+            return int(x)
+    return int(sample_from(rs[n], rng.random()))
+""",
+        },
+        "delegate": {
+            "calls the course's reference sampler": """
+def multi_candidate_sample(p, q, n, rng):
+    return multidraft.mss_sample(p, q, n, rng)
+""",
+            "imports the reference under another name": """
+from speclab.multidraft import mss_sample as _one_token
+def multi_candidate_sample(p, q, n, rng):
+    return _one_token(p, q, n, rng)
+""",
+            "reaches it through the module's table of samplers": """
+def multi_candidate_sample(p, q, n, rng):
+    return multidraft.SAMPLERS["mss"](p, q, n, rng)
+""",
+        },
+    },
+    "recursive_sample": {
+        "wrong": {
+            "candidates drawn with replacement (multi-step speculative sampling)": ("""
+def recursive_sample(p, q, n, rng):
+    cands = [sample_from(q, rng.random()) for _ in range(n)]
+    r = p
+    for x in cands:
+        if rng.random() < r[x] / q[x]:
+            return int(x)
+        r = residual(r, q)
+    return int(sample_from(r, rng.random()))
+""", "drawn WITHOUT replacement"),
+            "tested with q instead of the distribution the candidate came from": ("""
+def recursive_sample(p, q, n, rng):
+    qi, cands, dists = np.asarray(q, dtype=float), [], []
+    for _ in range(n):
+        x = sample_from(qi, rng.random())
+        cands.append(x)
+        dists.append(qi)
+        qi = qi.copy()
+        qi[x] = 0.0
+        qi = qi / qi.sum() if qi.sum() > 0 else qi
+    r = p
+    for x, qi in zip(cands, dists):
+        if rng.random() < r[x] / q[x]:
+            return int(x)
+        r = residual(r, qi)
+    return int(sample_from(r, rng.random()))
+""", "tested with that distribution"),
+            "residual updated with q instead of q_i": ("""
+def recursive_sample(p, q, n, rng):
+    qi, cands, dists = np.asarray(q, dtype=float), [], []
+    for _ in range(n):
+        x = sample_from(qi, rng.random())
+        cands.append(x)
+        dists.append(qi)
+        qi = qi.copy()
+        qi[x] = 0.0
+        qi = qi / qi.sum() if qi.sum() > 0 else qi
+    r = p
+    for x, qi in zip(cands, dists):
+        if rng.random() < r[x] / qi[x]:
+            return int(x)
+        r = residual(r, q)
+    return int(sample_from(r, rng.random()))
+""", "update r = residual(r, q_i)"),
+            "q not renormalised after removing a candidate": ("""
+def recursive_sample(p, q, n, rng):
+    qi, cands, dists = np.asarray(q, dtype=float), [], []
+    for _ in range(n):
+        x = sample_from(qi, rng.random())
+        cands.append(x)
+        dists.append(qi)
+        qi = qi.copy()
+        qi[x] = 0.0
+    r = p
+    for x, qi in zip(cands, dists):
+        if rng.random() < r[x] / qi[x]:
+            return int(x)
+        r = residual(r, qi)
+    return int(sample_from(r, rng.random()))
+""", "removed and renormalised"),
+            "only the last candidate removed, not all earlier ones": ("""
+def recursive_sample(p, q, n, rng):
+    q = np.asarray(q, dtype=float)
+    qi, cands, dists = q, [], []
+    for _ in range(n):
+        x = sample_from(qi, rng.random())
+        cands.append(x)
+        dists.append(qi)
+        qi = q.copy()
+        qi[x] = 0.0
+        qi = qi / qi.sum()
+    r = p
+    for x, qi in zip(cands, dists):
+        if rng.random() < r[x] / qi[x]:
+            return int(x)
+        r = residual(r, qi)
+    return int(sample_from(r, rng.random()))
+""", "ALL earlier candidates removed"),
+            "removes candidates from the caller's q in place": ("""
+def recursive_sample(p, q, n, rng):
+    cands, dists = [], []
+    for _ in range(n):
+        x = sample_from(q, rng.random())
+        cands.append(x)
+        dists.append(q.copy())
+        q[x] = 0.0
+        q /= q.sum()
+    r = p
+    for x, qi in zip(cands, dists):
+        if rng.random() < r[x] / qi[x]:
+            return int(x)
+        r = residual(r, qi)
+    return int(sample_from(r, rng.random()))
+""", "must not modify q"),
+            "final fallback drawn from p": """
+def recursive_sample(p, q, n, rng):
+    qi, cands, dists = np.asarray(q, dtype=float), [], []
+    for _ in range(n):
+        x = sample_from(qi, rng.random())
+        cands.append(x)
+        dists.append(qi)
+        qi = qi.copy()
+        qi[x] = 0.0
+        qi = qi / qi.sum() if qi.sum() > 0 else qi
+    r = p
+    for x, qi in zip(cands, dists):
+        if rng.random() < r[x] / qi[x]:
+            return int(x)
+        r = residual(r, qi)
+    return int(sample_from(p, rng.random()))
+""",
+        },
+        "right": {
+            "the reference loop with u * q_i[x] < r[x]": """
+def recursive_sample(p, q, n, rng):
+    qi, cands, dists = np.asarray(q, dtype=float), [], []
+    for _ in range(n):
+        x = sample_from(qi, rng.random())
+        cands.append(int(x))
+        dists.append(qi)
+        qi = qi.copy()
+        qi[x] = 0.0
+        s = qi.sum()
+        qi = qi / s if s > 0 else qi
+    r = np.asarray(p, dtype=float)
+    for x, qi in zip(cands, dists):
+        if rng.random() * qi[x] < r[x]:
+            return x
+        r = residual(r, qi)
+    return int(sample_from(r, rng.random()))
+""",
+            "a boolean mask of drawn tokens, u <= ratio, residual by hand": """
+def recursive_sample(p, q, n, rng):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    drawn = np.zeros(len(q), dtype=bool)
+    cands, dists = [], []
+    for _ in range(n):
+        qi = np.where(drawn, 0.0, q)
+        qi = qi / qi.sum()
+        x = sample_from(qi, rng.random())
+        cands.append(x)
+        dists.append(qi)
+        drawn[x] = True
+    r = p
+    for x, qi in zip(cands, dists):
+        if rng.random() <= r[x] / qi[x]:
+            return x
+        d = np.clip(r - qi, 0.0, None)
+        r = d / d.sum() if d.sum() > 0 else r
+    return sample_from(r, rng.random())
+""",
+        },
+        "delegate": {
+            "calls the course's reference sampler": """
+def recursive_sample(p, q, n, rng):
+    return multidraft.recursive_sample(p, q, n, rng)
+""",
+            "imports the module under another name": """
+import speclab.multidraft as _md
+def recursive_sample(p, q, n, rng):
+    return _md.SAMPLERS["recursive"](p, q, n, rng)
+""",
+        },
+    },
+    "confident_draft": {
+        "wrong": {
+            "checks the draft's largest probability before drafting (may draft nothing)": ("""
+def confident_draft(draft, context, k_max, threshold, rng):
+    ctx, out = list(context), []
+    for _ in range(k_max):
+        q = draft(ctx)
+        if q.max() < threshold:
+            break
+        x = int(sample_from(q, rng.random()))
+        out.append(x)
+        ctx.append(x)
+    return out
+""", "it is drafted, and then drafting stops"),
+            "stops when q[x] equals the threshold too (<= instead of <)": ("""
+def confident_draft(draft, context, k_max, threshold, rng):
+    ctx, out = list(context), []
+    for _ in range(k_max):
+        q = draft(ctx)
+        x = int(sample_from(q, rng.random()))
+        out.append(x)
+        ctx.append(x)
+        if q[x] <= threshold:
+            break
+    return out
+""", "does not stop"),
+            "drops the unsure token instead of drafting it": ("""
+def confident_draft(draft, context, k_max, threshold, rng):
+    ctx, out = list(context), []
+    for _ in range(k_max):
+        q = draft(ctx)
+        x = int(sample_from(q, rng.random()))
+        if q[x] < threshold:
+            break
+        out.append(x)
+        ctx.append(x)
+    return out
+""", "it is drafted"),
+            "calls the draft on the original context every time": ("""
+def confident_draft(draft, context, k_max, threshold, rng):
+    out = []
+    for _ in range(k_max):
+        q = draft(list(context))
+        x = int(sample_from(q, rng.random()))
+        out.append(x)
+        if q[x] < threshold:
+            break
+    return out
+""", "draft(context + drafted so far)"),
+            "appends the drafts to the caller's context": ("""
+def confident_draft(draft, context, k_max, threshold, rng):
+    out = []
+    for _ in range(k_max):
+        q = draft(context)
+        x = int(sample_from(q, rng.random()))
+        out.append(x)
+        context.append(x)
+        if q[x] < threshold:
+            break
+    return out
+""", "must not modify the context"),
+            "ignores the threshold: always k_max tokens": """
+def confident_draft(draft, context, k_max, threshold, rng):
+    ctx, out = list(context), []
+    for _ in range(k_max):
+        x = int(sample_from(draft(ctx), rng.random()))
+        out.append(x)
+        ctx.append(x)
+    return out
+""",
+        },
+        "right": {
+            "a while loop": """
+def confident_draft(draft, context, k_max, threshold, rng):
+    ctx = list(context)
+    start = len(ctx)
+    while len(ctx) - start < k_max:
+        q = np.asarray(draft(ctx))
+        x = sample_from(q, rng.random())
+        ctx = ctx + [int(x)]
+        if q[x] < threshold:
+            break
+    return ctx[start:]
+""",
+            "the reference loop": """
+def confident_draft(draft, context, k_max, threshold, rng):
+    ctx, out = list(context), []
+    for _ in range(k_max):
+        q = draft(ctx)
+        x = int(sample_from(q, rng.random()))
+        out.append(x)
+        ctx.append(x)
+        if not q[x] >= threshold:
+            break
+    return out
+""",
+        },
+        "delegate": {
+            "calls the course's reference drafter": """
+def confident_draft(draft, context, k_max, threshold, rng):
+    return multidraft.confident_draft(draft, context, k_max, threshold, rng)
+""",
+        },
+    },
+    "shortcut_sample": {
+        "wrong": {
+            "not broken: the correct rule, residual updated": ("""
+def shortcut_sample(p, q, n, rng):
+    cands = [sample_from(q, rng.random()) for _ in range(n)]
+    r = p
+    for x in cands:
+        if rng.random() < r[x] / q[x]:
+            return int(x)
+        r = residual(r, q)
+    return int(sample_from(r, rng.random()))
+""", "against the original p"),
+            "final fallback drawn from p": ("""
+def shortcut_sample(p, q, n, rng):
+    cands = [sample_from(q, rng.random()) for _ in range(n)]
+    for x in cands:
+        if rng.random() < p[x] / q[x]:
+            return int(x)
+    return int(sample_from(p, rng.random()))
+""", "sample residual(p, q)"),
+            "final fallback an updated residual": ("""
+def shortcut_sample(p, q, n, rng):
+    cands = [sample_from(q, rng.random()) for _ in range(n)]
+    r = p
+    for x in cands:
+        if rng.random() < p[x] / q[x]:
+            return int(x)
+        r = residual(r, q)
+    return int(sample_from(r, rng.random()))
+""", "not an updated one"),
+            "each candidate drawn just before its test": ("""
+def shortcut_sample(p, q, n, rng):
+    for _ in range(n):
+        x = sample_from(q, rng.random())
+        if rng.random() < p[x] / q[x]:
+            return int(x)
+    return int(sample_from(residual(p, q), rng.random()))
+""", "draw both candidates first"),
+        },
+        "right": {
+            "the reference loop with u * q[x] < p[x]": """
+def shortcut_sample(p, q, n, rng):
+    cands = [sample_from(q, rng.random()) for _ in range(n)]
+    for x in cands:
+        if rng.random() * q[x] < p[x]:
+            return int(x)
+    return int(sample_from(residual(p, q), rng.random()))
+""",
+            "u <= min(1, p/q), residual written by hand": """
+def shortcut_sample(p, q, n, rng):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    cands = [sample_from(q, rng.random()) for _ in range(n)]
+    for x in cands:
+        if rng.random() <= min(1.0, p[x] / q[x]):
+            return x
+    d = np.maximum(p - q, 0.0)
+    return sample_from(d / d.sum() if d.sum() > 0 else p, rng.random())
+""",
+        },
+        "delegate": {
+            "calls the course's broken reference": """
+def shortcut_sample(p, q, n, rng):
+    return multidraft.shortcut_sample(p, q, n, rng)
+""",
+        },
+    },
+    "shortcut_tv": {
+        "wrong": {
+            "TV without the 0.5": ("""
+def shortcut_tv(p, q, n):
+    def walk(p, q, cands):
+        out, reached = np.zeros(len(p)), 1.0
+        for x in cands:
+            keep = min(1.0, p[x] / q[x])
+            out[x] += reached * keep
+            reached *= 1.0 - keep
+        return out + reached * residual(p, q)
+    return float(np.abs(enumerate_output(p, q, n, walk) - p).sum())
+""", "0.5 x (0.15 + 0.15)"),
+            "measures the correct rule (residual updated) instead of the shortcut": """
+def shortcut_tv(p, q, n):
+    def walk(p, q, cands):
+        out, reached, r = np.zeros(len(p)), 1.0, np.asarray(p, dtype=float)
+        for x in cands:
+            keep = min(1.0, r[x] / q[x])
+            out[x] += reached * keep
+            reached *= 1.0 - keep
+            r = residual(r, q)
+        return out + reached * r
+    return tv_distance(enumerate_output(p, q, n, walk), p)
+""",
+            "after n rejections the remaining mass goes to p": ("""
+def shortcut_tv(p, q, n):
+    def walk(p, q, cands):
+        out, reached = np.zeros(len(p)), 1.0
+        for x in cands:
+            keep = min(1.0, p[x] / q[x])
+            out[x] += reached * keep
+            reached *= 1.0 - keep
+        return out + reached * p
+    return tv_distance(enumerate_output(p, q, n, walk), p)
+""", "the remaining mass goes to residual(p, q)"),
+            "the remaining mass after n rejections is dropped": """
+def shortcut_tv(p, q, n):
+    def walk(p, q, cands):
+        out, reached = np.zeros(len(p)), 1.0
+        for x in cands:
+            keep = min(1.0, p[x] / q[x])
+            out[x] += reached * keep
+            reached *= 1.0 - keep
+        return out
+    return tv_distance(enumerate_output(p, q, n, walk), p)
+""",
+            "distance from the draft q instead of the target p": """
+def shortcut_tv(p, q, n):
+    def walk(p, q, cands):
+        out, reached = np.zeros(len(p)), 1.0
+        for x in cands:
+            keep = min(1.0, p[x] / q[x])
+            out[x] += reached * keep
+            reached *= 1.0 - keep
+        return out + reached * residual(p, q)
+    return tv_distance(enumerate_output(p, q, n, walk), q)
+""",
+            "estimated by sampling the shortcut instead of computed exactly": """
+def shortcut_tv(p, q, n):
+    g = np.random.default_rng(0)
+    counts = np.zeros(len(p))
+    for _ in range(2000):
+        counts[shortcut_sample(p, q, n, g)] += 1
+    return tv_distance(counts / 2000, p)
+""",
+        },
+        "right": {
+            "section 1's enumerate_output with a shortcut walk": """
+def shortcut_tv(p, q, n):
+    def walk(p, q, cands):
+        out, reached = np.zeros(len(p)), 1.0
+        for x in cands:
+            keep = min(1.0, p[x] / q[x])
+            out[x] += reached * keep
+            reached *= 1.0 - keep
+        return out + reached * residual(p, q)
+    return tv_distance(enumerate_output(p, q, n, walk), p)
+""",
+            "closed form: the overlap is delivered up to n times": """
+def shortcut_tv(p, q, n):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    kept = np.minimum(p, q)
+    beta = 1.0 - kept.sum()
+    out = kept * sum(beta ** i for i in range(n)) + beta ** n * residual(p, q)
+    return 0.5 * float(np.abs(out - p).sum())
+""",
+            "own enumeration over candidate tuples, vectorised with NumPy": """
+import itertools as _it
+def shortcut_tv(p, q, n):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    V = len(p)
+    tuples = np.array(list(_it.product(range(V), repeat=n))).reshape(-1, n)
+    weight = q[tuples].prod(axis=1)
+    keep = np.minimum(1.0, p[tuples] / np.where(q[tuples] > 0, q[tuples], 1.0))
+    out, reached = np.zeros(V), weight.copy()
+    for i in range(n):
+        np.add.at(out, tuples[:, i], reached * keep[:, i])
+        reached = reached * (1.0 - keep[:, i])
+    out += reached.sum() * residual(p, q)
+    return tv_distance(out, p)
+""",
+        },
+        "delegate": {
+            "the course's exact enumeration of the shortcut": """
+def shortcut_tv(p, q, n):
+    return tv_distance(multidraft.exact_output(p, q, n, "shortcut"), p)
+""",
+            "imported under another name": """
+from speclab.multidraft import exact_output as _exact
+def shortcut_tv(p, q, n):
+    return tv_distance(_exact(p, q, n, "shortcut"), p)
+""",
+        },
+    },
+}
