@@ -34,7 +34,7 @@ def _fm(layer="2 * d * d + 2 * d * kv + 3 * d * f + 2 * ctx * d",
 """
 
 
-def _st(memory='(weight_bytes(cfg) + batch * hw.kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]',
+def _st(memory='(weight_bytes(cfg) + batch * kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]',
         compute='2 * batch * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]',
         ret="max(memory, compute)"):
     return f"""
@@ -45,10 +45,10 @@ def step_time(cfg, acc, n_tokens, ctx, batch=1):
 """
 
 
-def _cb(per_seq='2 * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"] - hw.kv_cache_bytes(cfg, ctx) / acc["bandwidth"]',
+def _cb(per_seq='2 * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"] - kv_cache_bytes(cfg, ctx) / acc["bandwidth"]',
         ret='weight_bytes(cfg) / acc["bandwidth"] / per_seq',
-        guard=True):
-    body = "    if per_seq <= 0:\n        return math.inf\n" if guard else ""
+        guard="per_seq <= 0"):
+    body = f"    if {guard}:\n        return math.inf\n" if guard else ""
     return f"""
 def crossover_batch(cfg, acc, n_tokens, ctx):
     per_seq = {per_seq}
@@ -56,10 +56,39 @@ def crossover_batch(cfg, acc, n_tokens, ctx):
 """
 
 
-def _cbs(expr):
+def _ex(memory='weight_bytes(cfg) / acc["bandwidth"]',
+        compute='2 * batch * forward_macs(cfg, n_tokens, 0) / acc["peak_flops"]', ret="max(memory, compute)"):
     return f"""
-def compute_bound_step_time(cfg, acc, n_tokens, ctx, batch=1):
-    return {expr}
+def explainer_step_time(cfg, acc, n_tokens, ctx, batch=1):
+    memory = {memory}
+    compute = {compute}
+    return {ret}
+"""
+
+
+def _sb(fits="weights + batch * per_sequence <= acc[\"memory\"]",
+        weights="weight_bytes(target) + weight_bytes(draft)",
+        per_sequence="kv_cache_bytes(target, ctx) + kv_cache_bytes(draft, ctx)",
+        tokens="expected_tokens(a, k)", start="1",
+        plain="step(target, acc, 1, ctx, batch)",
+        draft_step="step(draft, acc, 1, ctx, batch) + overhead",
+        verify="step(target, acc, k + 1, ctx, batch)",
+        slower="tokens * plain < k * draft_step + verify",
+        none="None"):
+    return f"""
+def slower_batch(step, target, draft, acc, a, k, ctx, overhead):
+    weights = {weights}
+    per_sequence = {per_sequence}
+    tokens = {tokens}
+    batch = {start}
+    while {fits}:
+        plain = {plain}
+        draft_step = {draft_step}
+        verify = {verify}
+        if {slower}:
+            return batch
+        batch += 1
+    return {none}
 """
 
 
@@ -79,6 +108,7 @@ CATALOG = {
 def weight_bytes(cfg, bytes_per_param=2):
     return 6.74e9 * bytes_per_param
 """,
+            "a numpy array, not a number": _wb(ret="np.array([params * bytes_per_param])"),
         },
         "right": {
             "term by term, as a float": """
@@ -107,6 +137,25 @@ def weight_bytes(cfg, bytes_per_param=2):
     return sum(r * c for r, c in shapes) * bytes_per_param
 """,
         },
+        "delegate": {
+            "the course's parameter count times the bytes": """
+def weight_bytes(cfg, bytes_per_param=2):
+    return hw.param_count(cfg) * bytes_per_param
+""",
+            "the course's reference, imported under another name": """
+from speclab.hardware import weight_bytes as _size
+def weight_bytes(cfg, bytes_per_param=2):
+    return _size(cfg, bytes_per_param)
+""",
+            "the course's per-layer count, reached through a module attribute": """
+import speclab
+def weight_bytes(cfg, bytes_per_param=2):
+    per_param = speclab.hardware.layer_params(cfg) * cfg["num_hidden_layers"]
+    d, V = cfg["hidden_size"], cfg["vocab_size"]
+    head = 0 if cfg["tie_word_embeddings"] else V * d
+    return (per_param + V * d + d + head) * bytes_per_param
+""",
+        },
     },
     "forward_macs": {
         "wrong": {
@@ -127,6 +176,17 @@ def forward_macs(cfg, n_tokens, ctx):
             "grouped-query attention ignored (k and v as d x d)": _fm(layer="4 * d * d + 3 * d * f + 2 * ctx * d"),
             "attention over the narrower KV width (every query head still reads ctx keys)": _fm(
                 layer="2 * d * d + 2 * d * kv + 3 * d * f + 2 * ctx * kv"),
+            "the embedding lookup counted as a product": _fm(ret='n_tokens * (cfg["num_hidden_layers"] * layer + 2 * d * V)'),
+            "norms counted as MACs": _fm(ret='n_tokens * (cfg["num_hidden_layers"] * (layer + 2 * d) + d + d * V)'),
+            "attention over a context that grows with each new position": """
+def forward_macs(cfg, n_tokens, ctx):
+    d, f, V = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+    kv = cfg["num_key_value_heads"] * (d // cfg["num_attention_heads"])
+    total = 0
+    for i in range(n_tokens):
+        total += cfg["num_hidden_layers"] * (2 * d * d + 2 * d * kv + 3 * d * f + 2 * (ctx + i) * d) + d * V
+    return total
+""",
             "LM head skipped when tied": _fm(
                 ret='n_tokens * (cfg["num_hidden_layers"] * layer + (0 if cfg["tie_word_embeddings"] else d * V))'),
         },
@@ -153,35 +213,14 @@ def forward_macs(cfg, n_tokens, ctx):
     return int(n_tokens) * int(L * sizes.sum() + d * V)
 """,
         },
-    },
-    "intensity": {
-        "wrong": {
-            "FLOPs per byte, not MACs": """
-def intensity(cfg, n_tokens, ctx, bytes_per_param=2):
-    return 2 * forward_macs(cfg, n_tokens, ctx) / weight_bytes(cfg, bytes_per_param)
+        "delegate": {
+            "the course's reference through the module": """
+def forward_macs(cfg, n_tokens, ctx):
+    return hw.forward_macs(cfg, n_tokens, ctx)
 """,
-            "bytes_per_param not passed on": """
-def intensity(cfg, n_tokens, ctx, bytes_per_param=2):
-    return forward_macs(cfg, n_tokens, ctx) / weight_bytes(cfg)
-""",
-            "bytes per MAC (inverted)": """
-def intensity(cfg, n_tokens, ctx, bytes_per_param=2):
-    return weight_bytes(cfg, bytes_per_param) / forward_macs(cfg, n_tokens, ctx)
-""",
-            "per token, ignoring n_tokens": """
-def intensity(cfg, n_tokens, ctx, bytes_per_param=2):
-    return forward_macs(cfg, 1, ctx) / weight_bytes(cfg, bytes_per_param)
-""",
-            "bytes read once per token": """
-def intensity(cfg, n_tokens, ctx, bytes_per_param=2):
-    return forward_macs(cfg, n_tokens, ctx) / (n_tokens * weight_bytes(cfg, bytes_per_param))
-""",
-        },
-        "right": {
-            "MACs per token times tokens, over bytes": """
-def intensity(cfg, n_tokens, ctx, bytes_per_param=2):
-    per_token = forward_macs(cfg, 1, ctx)
-    return n_tokens * per_token / weight_bytes(cfg, bytes_per_param)
+            "the course's intensity times the course's bytes (two helpers)": """
+def forward_macs(cfg, n_tokens, ctx):
+    return round(hw.intensity(cfg, n_tokens, ctx) * hw.weight_bytes(cfg) / 2)
 """,
         },
     },
@@ -191,34 +230,58 @@ def intensity(cfg, n_tokens, ctx, bytes_per_param=2):
             "MACs over peak (FLOPs halved)": _st(compute='batch * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]'),
             "KV cache not read": _st(memory='weight_bytes(cfg) / acc["bandwidth"]'),
             "one KV cache for the whole batch": _st(
-                memory='(weight_bytes(cfg) + hw.kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]'),
+                memory='(weight_bytes(cfg) + kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]'),
             "weights read once per sequence": _st(
-                memory='batch * (weight_bytes(cfg) + hw.kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]'),
+                memory='batch * (weight_bytes(cfg) + kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]'),
             "compute not multiplied by the batch": _st(compute='2 * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]'),
             "memory time only": _st(ret="memory"),
             "compute time only": _st(ret="compute"),
+            "attention left out of the compute": _st(compute='2 * batch * forward_macs(cfg, n_tokens, 0) / acc["peak_flops"]'),
+            "milliseconds, not seconds": _st(ret="1e3 * max(memory, compute)"),
+            "returns both times as a tuple": _st(ret="(memory, compute)"),
         },
         "right": {
             "FLOPs and bytes first, then the roofline": """
 def step_time(cfg, acc, n_tokens, ctx, batch=1):
     flops = 2.0 * batch * forward_macs(cfg, n_tokens, ctx)
-    nbytes = weight_bytes(cfg) + batch * hw.kv_cache_bytes(cfg, ctx)
+    nbytes = weight_bytes(cfg) + batch * kv_cache_bytes(cfg, ctx)
     if flops / nbytes >= acc["peak_flops"] / acc["bandwidth"]:
         return flops / acc["peak_flops"]
     return nbytes / acc["bandwidth"]
+""",
+            "numpy's maximum": """
+def step_time(cfg, acc, n_tokens, ctx, batch=1):
+    times = np.array([(weight_bytes(cfg) + batch * kv_cache_bytes(cfg, ctx)) / acc["bandwidth"],
+                      2 * batch * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]])
+    return times.max()
+""",
+        },
+        "delegate": {
+            "the course's reference under another name": """
+from speclab.hardware import step_time as _price
+def step_time(cfg, acc, n_tokens, ctx, batch=1):
+    return _price(cfg, acc, n_tokens, ctx, batch)
+""",
+            "the course's round times (a verify pass over n_tokens positions)": """
+def step_time(cfg, acc, n_tokens, ctx, batch=1):
+    return hw.round_times(cfg, cfg, acc, n_tokens - 1, ctx, batch)[2]
 """,
         },
     },
     "crossover_batch": {
         "wrong": {
             "KV-cache term missing": _cb(per_seq='2 * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]'),
+            "attention FLOPs dropped (forward_macs at ctx = 0)": _cb(
+                per_seq='2 * forward_macs(cfg, n_tokens, 0) / acc["peak_flops"] - kv_cache_bytes(cfg, ctx) / acc["bandwidth"]'),
+            "the context left out on both sides": _cb(per_seq='2 * forward_macs(cfg, n_tokens, 0) / acc["peak_flops"]'),
             "MACs over peak (FLOPs halved)": _cb(
-                per_seq='forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"] - hw.kv_cache_bytes(cfg, ctx) / acc["bandwidth"]'),
+                per_seq='forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"] - kv_cache_bytes(cfg, ctx) / acc["bandwidth"]'),
             "tokens per pass, not sequences": _cb(ret='n_tokens * weight_bytes(cfg) / acc["bandwidth"] / per_seq'),
-            "no inf when it never crosses": _cb(guard=False),
+            "no inf when it never crosses": _cb(guard=None),
+            "a tie divides by zero (only < 0 returns inf)": _cb(guard="per_seq < 0"),
             "rounded up to a whole batch": """
 def crossover_batch(cfg, acc, n_tokens, ctx):
-    per_seq = 2 * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"] - hw.kv_cache_bytes(cfg, ctx) / acc["bandwidth"]
+    per_seq = 2 * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"] - kv_cache_bytes(cfg, ctx) / acc["bandwidth"]
     if per_seq <= 0:
         return math.inf
     return math.ceil(weight_bytes(cfg) / acc["bandwidth"] / per_seq)
@@ -228,13 +291,20 @@ def crossover_batch(cfg, acc, n_tokens, ctx):
             "intensity form: B = W / (2M / ridge - KV)": """
 def crossover_batch(cfg, acc, n_tokens, ctx):
     ridge = acc["peak_flops"] / acc["bandwidth"]
-    denom = 2 * forward_macs(cfg, n_tokens, ctx) / ridge - hw.kv_cache_bytes(cfg, ctx)
+    denom = 2 * forward_macs(cfg, n_tokens, ctx) / ridge - kv_cache_bytes(cfg, ctx)
     return weight_bytes(cfg) / denom if denom > 0 else float("inf")
+""",
+            "cross-multiplied, one division": """
+def crossover_batch(cfg, acc, n_tokens, ctx):
+    gain = 2 * forward_macs(cfg, n_tokens, ctx) * acc["bandwidth"] - kv_cache_bytes(cfg, ctx) * acc["peak_flops"]
+    if gain <= 0:
+        return math.inf
+    return weight_bytes(cfg) * acc["peak_flops"] / gain
 """,
             "bisection on step times": """
 def crossover_batch(cfg, acc, n_tokens, ctx):
     def gap(b):
-        mem = (weight_bytes(cfg) + b * hw.kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]
+        mem = (weight_bytes(cfg) + b * kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]
         return 2 * b * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"] - mem
     if gap(1e12) <= 0:
         return math.inf
@@ -245,20 +315,128 @@ def crossover_batch(cfg, acc, n_tokens, ctx):
     return (lo + hi) / 2
 """,
         },
+        "delegate": {
+            "the course's reference through the package": """
+import speclab.hardware as _h
+def crossover_batch(cfg, acc, n_tokens, ctx):
+    return _h.crossover_batch(cfg, acc, n_tokens, ctx)
+""",
+            "the course's step times, bisected": """
+def crossover_batch(cfg, acc, n_tokens, ctx):
+    price = getattr(hw, "step_time")
+    mem = lambda b: (weight_bytes(cfg) + b * kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]
+    if price(cfg, acc, n_tokens, ctx, 1e12) <= mem(1e12):
+        return math.inf
+    lo, hi = 0.0, 1e12
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if price(cfg, acc, n_tokens, ctx, mid) > mem(mid) else (mid, hi)
+    return (lo + hi) / 2
+""",
+        },
     },
-    "compute_bound_step_time": {
+    "explainer_step_time": {
         "wrong": {
-            "the honest step time (nothing broken)": _cbs("step_time(cfg, acc, n_tokens, ctx, batch)"),
-            "MACs over peak (FLOPs halved)": _cbs('batch * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]'),
-            "batch ignored": _cbs('2 * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]'),
-            "tokens times the memory-bound time": _cbs("n_tokens * step_time(cfg, acc, 1, ctx, batch)"),
-            "context attention left out": _cbs('2 * batch * forward_macs(cfg, n_tokens, 0) / acc["peak_flops"]'),
+            "the honest step time (nothing broken)": _ex(
+                memory='(weight_bytes(cfg) + batch * kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]',
+                compute='2 * batch * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]'),
+            "KV bytes left out, attention FLOPs kept": _ex(
+                compute='2 * batch * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]'),
+            "attention FLOPs left out, KV bytes kept": _ex(
+                memory='(weight_bytes(cfg) + batch * kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]'),
+            "compute-bound pretence (FLOPs alone)": _ex(ret="compute"),
+            "memory time only (batch never matters)": _ex(ret="memory"),
+            "MACs over peak (FLOPs halved)": _ex(compute='batch * forward_macs(cfg, n_tokens, 0) / acc["peak_flops"]'),
+            "compute not multiplied by the batch": _ex(compute='2 * forward_macs(cfg, n_tokens, 0) / acc["peak_flops"]'),
         },
         "right": {
-            "per token, times tokens": """
-def compute_bound_step_time(cfg, acc, n_tokens, ctx, batch=1):
-    per_token = 2.0 * forward_macs(cfg, 1, ctx) / acc["peak_flops"]
-    return n_tokens * batch * per_token
+            "the honest step time at an empty context": """
+def explainer_step_time(cfg, acc, n_tokens, ctx, batch=1):
+    return step_time(cfg, acc, n_tokens, 0, batch)
+""",
+            "one cache-free pass, written out with a ridge test": """
+def explainer_step_time(cfg, acc, n_tokens, ctx, batch=1):
+    flops = 2.0 * batch * forward_macs(cfg, n_tokens, 0)
+    nbytes = float(weight_bytes(cfg))
+    return max(nbytes / acc["bandwidth"], flops / acc["peak_flops"])
+""",
+        },
+        "delegate": {
+            "the course's broken variant": """
+def explainer_step_time(cfg, acc, n_tokens, ctx, batch=1):
+    return hw.explainer_step_time(cfg, acc, n_tokens, ctx, batch)
+""",
+            "the course's step time at ctx = 0": """
+from speclab import hardware as _hw
+def explainer_step_time(cfg, acc, n_tokens, ctx, batch=1):
+    return _hw.step_time(cfg, acc, n_tokens, 0, batch)
+""",
+        },
+    },
+    "slower_batch": {
+        "wrong": {
+            "ignores the step it is given (prices with its own step_time)": _sb(
+                plain="step_time(target, acc, 1, ctx, batch)", draft_step="step_time(draft, acc, 1, ctx, batch) + overhead",
+                verify="step_time(target, acc, k + 1, ctx, batch)"),
+            "no memory limit": _sb(fits="True"),
+            "target's weights left out of the memory": _sb(weights="weight_bytes(draft)"),
+            "target's KV cache left out of the memory": _sb(per_sequence="kv_cache_bytes(draft, ctx)"),
+            "draft's KV cache left out of the memory": _sb(per_sequence="kv_cache_bytes(target, ctx)"),
+            "draft's weights left out of the memory": _sb(weights="weight_bytes(target)"),
+            "a batch that fills the memory exactly does not fit (<)": _sb(
+                fits="weights + batch * per_sequence < acc[\"memory\"]"),
+            "overhead paid once per round": _sb(draft_step="step(draft, acc, 1, ctx, batch)",
+                                                slower="tokens * plain < k * draft_step + overhead + verify"),
+            "overhead ignored": _sb(draft_step="step(draft, acc, 1, ctx, batch)"),
+            "draft priced at batch 1": _sb(draft_step="step(draft, acc, 1, ctx, 1) + overhead"),
+            "verify over k positions": _sb(verify="step(target, acc, k, ctx, batch)"),
+            "expected tokens with the wrong exponent": _sb(tokens="(1 - a ** k) / (1 - a)"),
+            "a tie counted as slower (<=)": _sb(slower="tokens * plain <= k * draft_step + verify"),
+            "batch sizes start at 0": _sb(start="0"),
+            "returns 0 when it never turns slower": _sb(none="0"),
+            "returns the largest batch that fits when it never turns slower": _sb(none="batch - 1"),
+            "returns the batch as a float": _sb(start="1.0"),
+        },
+        "right": {
+            "speedup through draft_cost, capacity counted first": """
+def slower_batch(step, target, draft, acc, a, k, ctx, overhead):
+    free = acc["memory"] - weight_bytes(target) - weight_bytes(draft)
+    most = int(free // (kv_cache_bytes(target, ctx) + kv_cache_bytes(draft, ctx)))
+    tokens = expected_tokens(a, k)
+    for b in range(1, most + 1):
+        plain = step(target, acc, 1, ctx, b)
+        c = draft_cost(step(draft, acc, 1, ctx, b), plain, overhead)
+        if tokens / (k * c + step(target, acc, k + 1, ctx, b) / plain) < 1:
+            return b
+    return None
+""",
+            "time per token compared, numpy over the batches that fit": """
+def slower_batch(step, target, draft, acc, a, k, ctx, overhead):
+    need = lambda b: weight_bytes(target) + weight_bytes(draft) + b * (kv_cache_bytes(target, ctx) + kv_cache_bytes(draft, ctx))
+    b_max = 1
+    while need(b_max + 1) <= acc["memory"]:
+        b_max += 1
+    batches = np.arange(1, b_max + 1)
+    tokens = 1 + sum(a ** j for j in range(1, k + 1))
+    per_token = np.array([(k * (step(draft, acc, 1, ctx, int(b)) + overhead) + step(target, acc, k + 1, ctx, int(b))) / tokens
+                          for b in batches])
+    plain = np.array([step(target, acc, 1, ctx, int(b)) for b in batches])
+    slower = np.flatnonzero(per_token > plain)
+    return int(batches[slower[0]]) if len(slower) else None
+""",
+        },
+        "delegate": {
+            "the course's measure": """
+def slower_batch(step, target, draft, acc, a, k, ctx, overhead):
+    return hw.slower_batch(step, target, draft, acc, a, k, ctx, overhead)
+""",
+            "the course's speedup and capacity helpers in a loop": """
+from speclab import hardware as _hw
+def slower_batch(step, target, draft, acc, a, k, ctx, overhead):
+    for b in range(1, _hw.max_batch(target, draft, acc, ctx) + 1):
+        if _hw.speculative_speedup(target, draft, acc, a, k, ctx, b, step=step, overhead=overhead) < 1:
+            return b
+    return None
 """,
         },
     },
@@ -274,22 +452,49 @@ MESSAGES = {
     ("weight_bytes", "SwiGLU's third matrix dropped"): "SwiGLU has three matrices",
     ("weight_bytes", "grouped-query attention ignored (k and v as d x d)"): "grouped-query attention",
     ("weight_bytes", "norm vectors left out"): "RMSNorm vectors",
-    ("forward_macs", "the seed page's formula (no third SwiGLU matrix, no LM head)"): "the seed page's count",
+    ("weight_bytes", "the seed's rounded 6.74B for every model"): "no rounding",
+    ("weight_bytes", "a numpy array, not a number"): "return a number",
+    ("forward_macs", "the seed page's formula (no third SwiGLU matrix, no LM head)"): "the NumPy walk-through's count",
     ("forward_macs", "LM head dropped"): "the LM head (d x V MACs per position) is missing",
     ("forward_macs", "SwiGLU's third matrix dropped"): "SwiGLU has three matrices",
     ("forward_macs", "FLOPs, not MACs (twice the answer)"): "not FLOPs",
     ("forward_macs", "attention over the context missing"): "attention over the context",
     ("forward_macs", "grouped-query attention ignored (k and v as d x d)"): "grouped-query attention",
     ("forward_macs", "LM head skipped when tied"): "the head still multiplies",
-    ("intensity", "bytes_per_param not passed on"): "pass bytes_per_param on",
+    ("forward_macs", "the embedding lookup counted as a product"): "the embedding lookup",
+    ("forward_macs", "norms counted as MACs"): "the norms",
+    ("forward_macs", "attention over a context that grows with each new position"): "the same ctx",
     ("step_time", "sum of memory and compute time, not the max"): "not their sum",
+    ("step_time", "milliseconds, not seconds"): "10.53 ms",
+    ("step_time", "returns both times as a tuple"): "return the seconds as a number",
     ("crossover_batch", "KV-cache term missing"): "include batch x kv_cache_bytes",
+    ("crossover_batch", "attention FLOPs dropped (forward_macs at ctx = 0)"): "the attention arithmetic over the context",
+    ("crossover_batch", "the context left out on both sides"): "changes both sides",
     ("crossover_batch", "MACs over peak (FLOPs halved)"): "FLOPs are 2 x MACs",
     ("crossover_batch", "tokens per pass, not sequences"): "not tokens per pass",
     ("crossover_batch", "no inf when it never crosses"): "return math.inf",
+    ("crossover_batch", "a tie divides by zero (only < 0 returns inf)"): "equal counts as never",
     ("crossover_batch", "rounded up to a whole batch"): "not a rounded batch size",
-    ("compute_bound_step_time", "the honest step time (nothing broken)"): "that is the honest step time",
-    ("compute_bound_step_time", "MACs over peak (FLOPs halved)"): "FLOPs are 2 x MACs",
+    ("explainer_step_time", "the honest step time (nothing broken)"): "that is the honest step time",
+    ("explainer_step_time", "KV bytes left out, attention FLOPs kept"): "attention arithmetic over the cache",
+    ("explainer_step_time", "attention FLOPs left out, KV bytes kept"): "no KV-cache bytes",
+    ("slower_batch", "ignores the step it is given (prices with its own step_time)"): "with the `step` you are given",
+    ("slower_batch", "no memory limit"): "stop at the largest batch that fits",
+    ("slower_batch", "target's weights left out of the memory"): "the target's weights",
+    ("slower_batch", "target's KV cache left out of the memory"): "the target's KV cache",
+    ("slower_batch", "draft's KV cache left out of the memory"): "the draft's KV cache",
+    ("slower_batch", "draft's weights left out of the memory"): "the draft's weights",
+    ("slower_batch", "a batch that fills the memory exactly does not fit (<)"): "fills the memory exactly fits",
+    ("slower_batch", "overhead paid once per round"): "paid by every draft step",
+    ("slower_batch", "overhead ignored"): "the overhead is missing",
+    ("slower_batch", "draft priced at batch 1"): "price the draft steps at batch B",
+    ("slower_batch", "verify over k positions"): "k + 1 positions",
+    ("slower_batch", "expected tokens with the wrong exponent"): "(1 - a^(k+1)) / (1 - a)",
+    ("slower_batch", "a tie counted as slower (<=)"): "at a tie speculation still pays",
+    ("slower_batch", "batch sizes start at 0"): "batch sizes start at 1",
+    ("slower_batch", "returns 0 when it never turns slower"): "return None",
+    ("slower_batch", "returns the largest batch that fits when it never turns slower"): "return None",
+    ("slower_batch", "returns the batch as a float"): "as an int",
 }
 for (_func, _desc), _fragment in MESSAGES.items():
     CATALOG[_func]["wrong"][_desc] = (CATALOG[_func]["wrong"][_desc], _fragment)
