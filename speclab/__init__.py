@@ -14,6 +14,7 @@ Modules, one concern each:
   hardware     model configs, accelerator specs, bytes, MACs, step times (07)
   ngram        character n-gram models over one shared alphabet (08)
   textspec     speculative generation for models that see the whole context (08)
+  multidraft   several candidates per position, token trees, self-drafting heads, adaptive k (09)
   timeline     plain vs speculative schedules drawn on one time axis
   style        colours and figure habits shared by every notebook
   widgets      small builders for sliders that redraw a figure
