@@ -32,6 +32,10 @@ def accept_prob(p, q, x):
 def accept_prob(p, q, x):
     return np.minimum(1.0, p / q)
 """,
+            "a one-element array instead of a number": ("""
+def accept_prob(p, q, x):
+    return np.minimum(1.0, p[[x]] / q[[x]])
+""", "single number"),
             "max instead of min": """
 def accept_prob(p, q, x):
     return max(1.0, p[x] / q[x])
@@ -99,6 +103,10 @@ def acceptance_rate(p, q):
 def acceptance_rate(p, q):
     return float((q * np.minimum(1, p / q)).sum())
 """,
+            "a one-element array instead of a number": ("""
+def acceptance_rate(p, q):
+    return np.minimum(p, q).sum(keepdims=True)
+""", "single number"),
             "returns the vector min(p, q)": """
 def acceptance_rate(p, q):
     return np.minimum(p, q)
