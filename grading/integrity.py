@@ -25,6 +25,7 @@ loses its points.
 import ast
 import builtins
 import copy
+import functools
 import importlib
 import inspect
 import re
@@ -100,6 +101,7 @@ def free_names(src):
     return names
 
 
+@functools.lru_cache(maxsize=4096)  # the same course cells come with every submission; trees are read, never changed
 def _parse(src):
     """The cell's syntax tree, line numbers as in the cell; None if IPython could not run it either.
 
@@ -344,6 +346,18 @@ def _scope_nodes(roots):
         stack.extend(reversed(children))
 
 
+def _statements(stmts):
+    """The statements of a block and of the blocks inside it (if, for, with, try), not of functions."""
+    for node in stmts:
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for field in ("body", "orelse", "finalbody"):
+                yield from _statements(getattr(node, field, []))
+            for handler in getattr(node, "handlers", []):
+                yield handler
+                yield from _statements(handler.body)
+
+
 def _const(node):
     return node.value if isinstance(node, ast.Constant) else _MISSING
 
@@ -399,6 +413,15 @@ class _Analysis:
     # --- building -----------------------------------------------------------------------------
     def add_source(self, source_nb, solutions_as_course=False):
         """The course's cells of the source notebook (and, if asked, its solution cells)."""
+        key = (_source_key(source_nb), solutions_as_course)
+        bindings, stars, exercises = _cached(_COURSE, key, lambda: _Analysis()._course(source_nb, solutions_as_course))
+        for name, bs in bindings.items():
+            self.glob.bindings.setdefault(name, []).extend(bs)
+        self.glob.stars += stars
+        self.exercises.update(exercises)
+        self._memo.clear()
+
+    def _course(self, source_nb, solutions_as_course):
         for i, cell in enumerate(source_nb.cells):
             if cell.cell_type != "code":
                 continue
@@ -411,10 +434,16 @@ class _Analysis:
                     continue
             if tree is not None:
                 self.add_tree(tree, i, course=True)
+        return self.glob.bindings, self.glob.stars, self.exercises
 
     def add_tree(self, tree, cell, course):
         self._keep.append(tree)
-        self._build(tree.body, self.glob, cell, course)
+        self._memo.clear()
+        if course:  # the course's own cells: only what they bind at the top level matters
+            for node in _statements(tree.body):
+                self._bind(node, self.glob, cell, course)
+        else:
+            self._build(tree.body, self.glob, cell, course)
 
     def _build(self, roots, scope, cell, course):
         nodes = list(_scope_nodes(roots))
@@ -423,7 +452,7 @@ class _Analysis:
                 scope.declared_global |= set(node.names) if isinstance(node, ast.Global) else set()
         for node in nodes:
             self._bind(node, scope, cell, course)
-            if isinstance(node, _NEW_SCOPE):
+            if isinstance(node, _NEW_SCOPE) and not course:  # the course's own functions are never walked
                 inner = _Scope("class" if isinstance(node, ast.ClassDef) else "function", scope)
                 self.scopes[id(node)] = inner
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -437,6 +466,8 @@ class _Analysis:
                 self._build(_inner_parts(node), inner, cell, course)
 
     def _add(self, scope, name, binding):
+        if binding.scope is self.glob:
+            binding.scope = None  # evaluated in the global scope of whichever analysis holds it
         if scope.kind != "global" and name in scope.declared_global:
             scope = self.glob
         scope.bindings.setdefault(name, []).append(binding)
@@ -497,9 +528,9 @@ class _Analysis:
         if name in self.exercises:
             return []  # the student's own exercise: never a helper (a rebinding is flagged where it happens)
         found = list(self.glob.bindings.get(name, []))
-        found += [_Binding("from", (mod, name), self.glob, None, True) for mod in self.glob.stars]
+        found += [_Binding("from", (mod, name), None, None, True) for mod in self.glob.stars]
         if not found and name in ("getattr", "__import__", "get_ipython"):
-            found = [_Binding("builtin", name, self.glob, None, True)]
+            found = [_Binding("builtin", name, None, None, True)]
         return found
 
     def resolve_name(self, text):
@@ -568,16 +599,16 @@ class _Analysis:
                 return [_Ref("hidden", label=_IPYTHON, everywhere=False)]
             return [_Ref("builtin", getattr(builtins, b.data), b.data)]
         if b.kind in ("value", "iter"):
-            refs = self.resolve(b.data, b.scope) if b.kind == "value" else []
+            refs = self.resolve(b.data, b.scope or self.glob) if b.kind == "value" else []
             refs = [r for r in refs if not (b.course and r.kind == "carrier")]  # the course's own lambdas
-            refs = [_Ref("carrier", node=r.node, scope=r.scope, cell=b.cell, name=name) if r.kind == "carrier"
+            refs = [_Ref("carrier", node=r.node, scope=r.scope or self.glob, cell=b.cell, name=name) if r.kind == "carrier"
                     and r.cell is None else r for r in refs]  # `w = lambda ...`: made in this binding's cell
             if refs or b.course:
                 return refs
-            held = _Ref("carrier", node=b.data, scope=b.scope, cell=b.cell, name=name)
+            held = _Ref("carrier", node=b.data, scope=b.scope or self.glob, cell=b.cell, name=name)
             return [held] if self.carried(held) else []
         if b.kind == "def" and not b.course:
-            return [_Ref("carrier", node=b.data, scope=b.scope, cell=b.cell, name=name)]
+            return [_Ref("carrier", node=b.data, scope=b.scope or self.glob, cell=b.cell, name=name)]
         return []
 
     def _attr(self, r, attr):
@@ -752,6 +783,37 @@ class _Analysis:
         return found
 
 
+_ALLOWED, _COURSE, _CONTEXT = {}, {}, {}
+
+
+def _source_key(source_nb):
+    return tuple((c.cell_type, c.source, _nbgrader(c).get("grade_id"), bool(_nbgrader(c).get("solution")),
+                  bool(_nbgrader(c).get("grade"))) for c in source_nb.cells)
+
+
+def _cached(cache, key, make):
+    """make() once per source notebook: every submission of an assignment comes with the same source."""
+    if key not in cache:
+        if len(cache) > 64:
+            cache.clear()
+        cache[key] = make()
+    return cache[key]
+
+
+def _allowed_objects(source_nb):
+    """(allow_lists, {grade_id: ids of the objects it allows})."""
+    return _cached(_ALLOWED, _source_key(source_nb), lambda: _make_allowed(source_nb))
+
+
+def _make_allowed(source_nb):
+    lists = allow_lists(source_nb)
+    course = _Analysis()
+    course.add_source(source_nb, solutions_as_course=True)
+    allowed = {gid: {id(r.obj) for name in names for r in course.resolve_name(name)
+                     if r.kind in ("helper", "instance", "module")} for gid, names in lists.items()}
+    return lists, allowed
+
+
 def _allowed(ref, allowed_ids):
     if ref.kind in ("helper", "module"):
         return id(ref.obj) in allowed_ids or any(inspect.isclass(o) and id(o) in allowed_ids for o in ref.owners)
@@ -784,12 +846,7 @@ class _Delegation:
     """The delegation findings of one submission, against its source notebook's allow-lists."""
 
     def __init__(self, submission_nb, source_nb, skip):
-        self.lists = allow_lists(source_nb)
-        course = _Analysis()
-        course.add_source(source_nb, solutions_as_course=True)
-        self.allowed = {gid: {id(r.obj) for name in names for r in course.resolve_name(name)
-                              if r.kind in ("helper", "instance", "module")}
-                        for gid, names in self.lists.items()}
+        self.lists, self.allowed = _allowed_objects(source_nb)
         self.an = _Analysis()
         self.an.add_source(source_nb)
         self.trees = {}
@@ -854,7 +911,7 @@ class _Delegation:
 
 def scan(submission_nb, source_nb):
     """Findings for every student-written code cell of a submission."""
-    trusted, protected, modules, exercises = course_context(source_nb)
+    trusted, protected, modules, exercises = _cached(_CONTEXT, _source_key(source_nb), lambda: course_context(source_nb))
     scanned = [i for i, cell in enumerate(submission_nb.cells)
                if cell.cell_type == "code" and not _nbgrader(cell).get("grade")  # graded test cells are
                and cell.source.strip() not in trusted]                          # restored before grading
