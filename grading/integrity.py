@@ -704,6 +704,11 @@ class _Analysis:
                 if isinstance(node, ast.Subscript):
                     self._walk(node.slice, scope, line, out, deferred)
             return
+        if isinstance(node, ast.AnnAssign):  # an annotation is not a use (nor is one on a parameter)
+            for part in (node.target, node.value):
+                if part is not None:
+                    self._walk(part, scope, line, out, deferred)
+            return
         if isinstance(node, ast.Call):
             if self._lookup_call(node, scope):
                 self._chain(node, scope, line, out, deferred, called)

@@ -354,6 +354,9 @@ HONEST = {
     "a function of the student's own that uses only allowed helpers": (
         {"best_speedup": "def best_speedup(a, c, k_max):\n    k = max(range(1, k_max + 1), key=lambda k: (gain(a, k, c), -k))\n"
                          "    return k, gain(a, k, c)\n"}, [(3, "def gain(a, k, c):\n    return speedup(expected_tokens(a, k), k, c)\n")]),
+    "a helper named in a type annotation": (
+        {"dist": DIST.replace("    p = np.full(V, 1.0 / V)", "    p: ngram.NGram = np.full(V, 1.0 / V)")
+                     .replace("def dist(tables, context, V):", "def dist(tables, context, V) -> ngram.NGram:")}, ()),
     "data a helper made in a cell of the student's own": (
         {"tempered": TEMPERED.replace("    return e", "    assert Z.shape == (2, 2)\n    return e")},
         [(1, "Z = temper(np.eye(2) + 0.5, 2.0)\n")]),
