@@ -31,7 +31,7 @@ The course's two corpora, counted once per process (notebook 08 and its widget s
     shared_alphabet()                  every character of both corpora, sorted
     corpus_ids(name)                   a corpus as token ids over the shared alphabet
     corpus_tables(name)                its tables for m = 0 .. CORPUS_MAX_ORDER-1
-    corpus_model(name, order)          one NGram per (corpus, order), its memo kept warm
+    corpus_model(name, order)          one CorpusModel per (corpus, order), its memo kept warm
 """
 from functools import lru_cache
 
@@ -212,15 +212,31 @@ def corpus_tables(name):
     return list(_corpus_tables(name))
 
 
+class CorpusModel(NGram):
+    """A model of one of the course's corpora, as corpus_model returns it.
+
+    It is built from a corpus's name and an order, never from tables: the notebook hands these
+    models out, and an object whose class could be rebuilt on any tables (type(model)(tables=...))
+    would hand out notebook 08's Exercise B with them.
+    """
+
+    def __init__(self, name, order):
+        if not 1 <= order <= CORPUS_MAX_ORDER:
+            raise ValueError(f"order must be 1 .. {CORPUS_MAX_ORDER}, got {order}")
+        super().__init__(tables=list(_corpus_tables(name)), order=int(order), V=len(shared_alphabet()))
+        self.name = name
+
+    def __repr__(self):
+        return f"corpus_model({self.name!r}, {self.order})"
+
+
 def corpus_model(name, order):
     """The order-`order` model of one corpus over the shared alphabet; the same object on every call.
 
     Every model of a corpus shares its tables, and each keeps its memo between calls, so a widget
     that asks for the same model again does not recount or recompute what it already has.
     """
-    if not 1 <= order <= CORPUS_MAX_ORDER:
-        raise ValueError(f"order must be 1 .. {CORPUS_MAX_ORDER}, got {order}")
     key = (name, int(order))
     if key not in _CORPUS_MODELS:
-        _CORPUS_MODELS[key] = NGram(tables=list(_corpus_tables(name)), order=int(order), V=len(shared_alphabet()))
+        _CORPUS_MODELS[key] = CorpusModel(name, order)
     return _CORPUS_MODELS[key]

@@ -165,6 +165,8 @@ def test_corpus_models_are_counted_once_and_shared():
     for bad in (0, ngram.CORPUS_MAX_ORDER + 1):
         with pytest.raises(ValueError):
             ngram.corpus_model("code", bad)
+    with pytest.raises(TypeError):   # the notebook's models cannot be rebuilt on other tables
+        type(model)(tables=ngram.corpus_tables("prose"), order=2, V=len(alpha))
 
 # --- the generalised round --------------------------------------------------------------------
 
