@@ -168,8 +168,33 @@ def _flatten(targets):
             yield t
 
 
-def scan_cell(src, protected, modules, exercises):
-    """[(line, why)] for one cell's source."""
+def _import_origins(tree):
+    """{name: (module, attribute or None)} for every name a cell's imports bind."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                out.setdefault(a.asname or a.name.split(".")[0], set()).add(
+                    (a.name if a.asname else a.name.split(".")[0], None))
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            for a in node.names:
+                out.setdefault(a.asname or a.name, set()).add((node.module, a.name))
+    return out
+
+
+def course_imports(source_nb):
+    """{name: origins} of what the course's own cells import: importing the same again is harmless."""
+    out = {}
+    for cell in source_nb.cells:
+        if cell.cell_type == "code" and not _nbgrader(cell).get("solution"):
+            tree = _parse(cell.source)
+            for name, origins in (_import_origins(tree) if tree else {}).items():
+                out.setdefault(name, set()).update(origins)
+    return out
+
+
+def scan_cell(src, protected, modules, exercises, imports=None):
+    """[(line, why)] for one cell's source (imports: course_imports, re-imports of which are harmless)."""
     tree = _parse(src)
     if tree is None:
         return []
@@ -208,6 +233,8 @@ def scan_cell(src, protected, modules, exercises):
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             names |= {(a.asname or a.name).split(".")[0] for a in stmt.names}
             names -= {"numpy", "np", "math"}  # re-importing the same modules is harmless
+            same = _import_origins(stmt)  # ... and so is importing what the course imports, the same way
+            names -= {n for n, origins in same.items() if origins <= (imports or {}).get(n, set())}
         hit = sorted(names & protected)
         if hit:
             found.append((stmt.lineno, f"rebinds {', '.join(hit)}, which the tests use"))
@@ -788,7 +815,7 @@ class _Analysis:
         return found
 
 
-_ALLOWED, _COURSE, _CONTEXT = {}, {}, {}
+_ALLOWED, _COURSE, _CONTEXT, _IMPORTS = {}, {}, {}, {}
 
 
 def _source_key(source_nb):
@@ -917,6 +944,7 @@ class _Delegation:
 def scan(submission_nb, source_nb):
     """Findings for every student-written code cell of a submission."""
     trusted, protected, modules, exercises = _cached(_CONTEXT, _source_key(source_nb), lambda: course_context(source_nb))
+    imports = _cached(_IMPORTS, _source_key(source_nb), lambda: course_imports(source_nb))
     scanned = [i for i, cell in enumerate(submission_nb.cells)
                if cell.cell_type == "code" and not _nbgrader(cell).get("grade")  # graded test cells are
                and cell.source.strip() not in trusted]                          # restored before grading
@@ -927,7 +955,7 @@ def scan(submission_nb, source_nb):
         grade_id = _nbgrader(cell).get("grade_id", "")
         lines = cell.source.splitlines()
         code = lambda line: lines[line - 1] if 0 < line <= len(lines) else ""  # noqa: E731
-        tampering = scan_cell(cell.source, protected, modules, exercises)
+        tampering = scan_cell(cell.source, protected, modules, exercises, imports)
         reference = {line for line, why in tampering if "reference" in why}
         found = [Finding(i, grade_id, line, code(line), why, kind="delegate" if line in reference else "tamper")
                  for line, why in tampering]

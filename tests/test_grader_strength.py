@@ -1,5 +1,6 @@
-"""The grader's strength, tested: every catalogued wrong answer is caught, every right one passes,
-and every delegating answer (the work handed to a course helper) is flagged and loses its marks."""
+"""The grader's strength, tested: every catalogued wrong answer is caught, every right one passes
+(and is not flagged by the integrity scan), and every delegating answer (the work handed to a
+course helper) is flagged and loses its marks."""
 import pytest
 
 from devtools import catalog
@@ -24,6 +25,9 @@ def test_catalog_entry(aid, func, kind, desc, source, message):
             assert message in said, f"{aid}: a student with the mistake '{desc}' should read {message!r}; reads {said}"
     else:
         assert not failures, f"{aid}: the correct {func} ({desc}) failed: {failures}"
+        findings, _ = run_sanitized(aid, func, source)  # graded as make grade does, it keeps every mark
+        assert not findings, (f"{aid}: the correct {func} ({desc}) is flagged by the integrity scan, so it would "
+                              f"lose marks: {'; '.join(map(str, findings))}")
 
 
 def says_what_happened(finding):

@@ -113,6 +113,13 @@ def test_tests_are_immune_to_cheap_attacks_even_unsanitized(attack):
     assert "test_greedy_decode" in failing, f"{attack}: the tests trusted a patched function"
 
 
+def test_importing_what_the_course_imports_is_not_tampering():
+    nb = with_variant(AID, "greedy_decode", "from speclab.checks import check_equal\nimport numpy as np\n" + RIGHT)
+    assert integrity.scan(nb, source()) == []
+    nb = with_variant(AID, "greedy_decode", "from speclab.checks import check_close as check_equal\n" + RIGHT)
+    assert any("rebinds check_equal" in f.why for f in integrity.scan(nb, source())), "another object is"
+
+
 def test_sanitizing_keeps_a_right_answer_right():
     nb = with_variant(AID, "greedy_decode", "np.isclose = lambda *a, **k: True\n" + RIGHT)
     clean = integrity.sanitize(nb, integrity.scan(nb, source()))

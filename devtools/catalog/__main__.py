@@ -43,7 +43,8 @@ def main(only):
             wrong, right = kinds.get("wrong", {}), kinds.get("right", {})
             said = {d: run_variant(aid, func, split(v)[0]) for d, v in wrong.items()}
             caught = [d for d in wrong if said[d]]
-            accepted = [d for d, v in right.items() if not run_variant(aid, func, split(v)[0])]
+            flagged_right = {d: run_sanitized(aid, func, split(v)[0])[0] for d, v in right.items()}
+            accepted = [d for d, v in right.items() if not run_variant(aid, func, split(v)[0]) and not flagged_right[d]]
             delegate = kinds.get("delegate", {})
             handed = {d: delegation(aid, func, split(v)[0]) for d, v in delegate.items()}
             flagged = [d for d in delegate if handed[d][0] == "flagged"]
@@ -56,6 +57,8 @@ def main(only):
                     print(f"               student reads: {first_line(said[d][0][1])}")
             for d in right:
                 print(f"      {'accepted' if d in accepted else 'REJECTED'} {d}")
+                if flagged_right[d]:
+                    print(f"               flagged by the integrity scan: {flagged_right[d][0].why[:150]}")
             for d in delegate:
                 verdict, note = handed[d]
                 print(f"      {verdict:<8} {d}")
