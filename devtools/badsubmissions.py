@@ -82,8 +82,13 @@ def tests_naming(root, aid, func):
 
 def break_in(root, aid):
     func = BREAK_IN.get(aid)
-    if func is None:  # any other notebook: the exercise with the fewest test points
-        func = min(catalog.load()[aid], key=lambda f: sum(tests_naming(root, aid, f).values()))
+    source = nbformat.read(source_notebook(aid, root), as_version=4)
+    defined = [f for c in source.cells if _meta(c).get("solution") and c.cell_type == "code"
+               for f in re.findall(r"^def (\w+)\(", c.source, re.M)]
+    if func not in defined:
+        # any other notebook (or one whose named exercise is gone): the exercise with the fewest test points
+        funcs = [f for f in catalog.load().get(aid, {}) if f in defined] or defined
+        func = min(funcs, key=lambda f: sum(tests_naming(root, aid, f).values()))
     return func
 
 
@@ -152,6 +157,20 @@ def _print_50mb(root, aid):
     nb = solved(root, aid)
     cell = nbformat.v4.new_code_cell('print("x" * 25_000_000)\nprint(("y" * 99 + "\\n") * 250_000)')
     nb.cells.insert(len(nb.cells) // 2, cell)  # 25 MB on one line, 25 MB over 250,000 lines
+    return {f"{aid}.ipynb": nb_bytes(nb)}
+
+
+def _eat_memory(root, aid):
+    # 256 MiB at a time, written to (so it is really used), until the allocation fails: without a limit it
+    # takes the machine's memory and the kernel, or another process, is killed by the kernel's OOM killer
+    return broken_function(root, aid, "hoard = []\nwhile True:\n    hoard.append(b'x' * 2**28)")
+
+
+def _hoard_memory(root, aid):
+    nb = solved(root, aid)
+    cell = nbformat.v4.new_code_cell("table = []  # a lookup table of every context, built one block at a time\n"
+                                     "while True:\n    table.append(b'x' * 2**28)")
+    nb.cells.insert(len(nb.cells) // 2, cell)  # a global: the memory stays held after the MemoryError
     return {f"{aid}.ipynb": nb_bytes(nb)}
 
 
@@ -254,6 +273,10 @@ CASES = [
     Case("import_error", "an exercise cell that imports a module that does not exist",
          _import_error, losing(None), "ModuleNotFoundError", False),
     Case("prints_50mb", "a cell that prints 50 MB", _print_50mb, full_marks, "output", False),
+    Case("eats_memory", "an exercise that allocates memory without end (far more than the machine has)",
+         _eat_memory, losing(None), "ran out of memory", False),
+    Case("hoards_memory", "a cell that fills a global list until memory runs out, and keeps it",
+         _hoard_memory, full_marks, "ran out of memory", False),
     Case("deleted_test", "a test cell deleted", _deleted_test, full_marks, "missing", True),
     Case("edited_locked", "a locked test cell edited (asserts removed, points raised)",
          _locked_edited, full_marks, "edited", True),

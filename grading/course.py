@@ -4,16 +4,54 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parent.parent  # the checkout (in an installed copy: site-packages, no course)
 SOURCE = REPO / "solutions"
 RELEASE = REPO / "notebooks"
 WORK = REPO / "work"
-CONFIG_DIR = REPO / "grading"
+CONFIG_DIR = Path(__file__).resolve().parent   # nbgrader_config.py, in the checkout and in an installed copy
 
 # nbgrader's Gradebook shells out to `alembic`, which lives beside this interpreter.
 _BIN = os.path.dirname(sys.executable)
 if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = os.pathsep.join([_BIN, os.environ.get("PATH", "")])
+
+
+class NoCourse(SystemExit):
+    """No course folder where one was looked for (a clear message, no traceback)."""
+
+
+def is_course(folder):
+    """Does `folder` hold a course: solutions/<id>/<id>.ipynb for at least one id?"""
+    src = Path(folder) / "solutions"
+    return src.is_dir() and any((d / f"{d.name}.ipynb").is_file() for d in src.iterdir() if d.is_dir())
+
+
+def course_root(cwd=None):
+    """The course folder: $SPECLAB_COURSE_ROOT, else the current folder or the nearest folder above it
+    that holds solutions/<id>/<id>.ipynb (an installed `speclab-check` has no checkout to fall back on)."""
+    named = os.environ.get("SPECLAB_COURSE_ROOT")
+    if named:
+        root = Path(named).expanduser().resolve()
+        if not is_course(root):
+            raise NoCourse(f"SPECLAB_COURSE_ROOT={named} is not a course folder: it has no "
+                           "solutions/<id>/<id>.ipynb")
+        return root
+    here = Path(cwd or os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        if is_course(folder):
+            return folder
+    raise NoCourse(f"no course folder at {here} or above it (a course folder holds solutions/<id>/<id>.ipynb "
+                   "and notebooks/): run this inside the course folder, or set SPECLAB_COURSE_ROOT=/path/to/course")
+
+
+def load_config(root=None):
+    """The course's nbgrader config (grading/nbgrader_config.py), with the course root `root`."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(CONFIG_DIR)).load_config()
+    if root is not None:
+        config.CourseDirectory.root = str(root)
+    return config
 
 
 def assignments(root=REPO):
@@ -30,9 +68,9 @@ def release_notebook(aid, root=REPO):
     return Path(root) / "notebooks" / aid / f"{aid}.ipynb"
 
 
-def nbgrader(*args, root=REPO, check=True, capture=False, timeout=None):
-    """Run `nbgrader ARGS` with the course config, in the course root `root`."""
-    env = dict(os.environ, JUPYTER_CONFIG_PATH=str(CONFIG_DIR), SPECLAB_COURSE_ROOT=str(root))
+def nbgrader(*args, root=REPO, check=True, capture=False, timeout=None, env=None):
+    """Run `nbgrader ARGS` with the course config, in the course root `root` (`env`: more variables)."""
+    env = dict(os.environ, **(env or {}), JUPYTER_CONFIG_PATH=str(CONFIG_DIR), SPECLAB_COURSE_ROOT=str(root))
     cmd = [sys.executable, "-m", "nbgrader", *args]
     return subprocess.run(cmd, cwd=root, env=env, check=check, timeout=timeout,
                           capture_output=capture, text=True)

@@ -28,3 +28,7 @@ c.OverwriteCells.add_missing_cells = True
 
 # Feedback shows scores and failure messages but not the hidden tests themselves.
 c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+
+# grades.csv (`nbgrader export`, and `make grade`) gets a `review` column: why a person should look
+# at a submission, from autograded/grading-report.csv (grading/grade/report.py).
+c.ExportApp.plugin_class = "grading.grade.report.ReviewExportPlugin"

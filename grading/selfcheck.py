@@ -2,14 +2,20 @@
 
     make check NB=04            # one notebook (a number or the full id)
     make check                  # every notebook, with a course progress table
-    speclab-check 04            # the same, from JupyterLab's terminal
+    speclab-check 04            # the same, from JupyterLab's terminal, in the course folder
 
-Your notebook is copied, never modified. The copy is graded exactly as the
-instructor's `make grade` would (nbgrader autograde, hidden tests included), and the
-report shows, per graded part, the points and the one-line reason for each failure.
+Your notebook is copied, never modified. The copy is graded by `make grade` itself
+(grading/grade/: the same intake, execution, limits and integrity scan, in a scratch
+course), so the score here is the score the instructor's grading gives. The report
+shows, per graded part, the points and the one-line reason for each failure, and the
+grading notes (a cell stopped at the timeout, a line the integrity scan ignored, ...).
 It never shows the hidden tests themselves.
+
+The course folder is $SPECLAB_COURSE_ROOT, else the current folder or the nearest one
+above it that holds solutions/ (so an installed `speclab-check` works from the course).
 """
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -17,16 +23,20 @@ from pathlib import Path
 
 import nbformat
 
-from . import integrity
-from .course import REPO, WORK, assignments, nbgrader, source_notebook
+from .course import NoCourse, course_root
+from .course import assignments as course_assignments
 from .gradebook import cell_scores
 
 STUDENT = "self"
 
 
-def resolve(name):
+def assignments(root=None):
+    return course_assignments(root or course_root())
+
+
+def resolve(name, root=None):
     """'4', '04' or '04_tv_distance' -> '04_tv_distance'."""
-    ids = assignments()
+    ids = assignments(root)
     for aid in ids:
         if name == aid or aid.split("_")[0] == name.zfill(2):
             return aid
@@ -44,38 +54,78 @@ def failure_line(cell):
     return ""
 
 
-def check(aid, notebook=None, timeout=None, work=WORK):
-    """Grade one notebook; returns a dict with parts, score, max and integrity findings."""
-    notebook = Path(notebook or Path(work) / aid / f"{aid}.ipynb")
-    if not notebook.exists():
-        return {"aid": aid, "missing": True, "parts": [], "score": 0.0, "max": None, "findings": []}
-    source = nbformat.read(source_notebook(aid), as_version=4)
-    submission = nbformat.read(notebook, as_version=4)
-    findings = integrity.scan(submission, source)
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        shutil.copytree(REPO / "solutions" / aid, root / "solutions" / aid)
-        nbgrader("generate_assignment", aid, "--force", "--log-level=ERROR", root=root, capture=True)
-        folder = root / "submitted" / STUDENT / aid
-        folder.mkdir(parents=True)
-        nbformat.write(integrity.sanitize(submission, findings), folder / f"{aid}.ipynb")
-        extra = [f"--Execute.timeout={timeout}"] if timeout else []
-        nbgrader("autograde", aid, "--student", STUDENT, "--force", "--log-level=CRITICAL", *extra,
-                 root=root, check=False, capture=True)
-        graded = root / "autograded" / STUDENT / aid / f"{aid}.ipynb"
-        if not graded.exists():
-            return {"aid": aid, "error": "the notebook could not be graded (is it a valid .ipynb?)",
-                    "parts": [], "score": 0.0, "max": None, "findings": findings}
-        scores = cell_scores(root, aid, STUDENT)
-        done = nbformat.read(graded, as_version=4)
+def _result(root, res):
+    """The self-check's view of one graded submission: parts, score, findings, notes."""
+    out = {"aid": res.aid, "findings": list(res.findings), "notes": [n for n in res.notes
+                                                                      if not n.startswith("integrity: ")]}
+    if res.status == "failed":
+        out["error"] = res.why
+    try:
+        scores = cell_scores(root, res.aid, res.student)
+    except Exception:  # noqa: BLE001: never recorded (an assignment the course does not have)
+        return {**out, "parts": [], "score": 0.0, "max": res.max_score or None}
+    graded = {}
+    for path in sorted((root / "autograded" / res.student / res.aid).glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if gid in scores and cell.metadata.nbgrader.get("grade"):
+                graded[gid] = cell
     parts = []
-    for cell in done.cells:
-        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if gid in scores and cell.metadata.nbgrader.get("grade"):
-            got, out_of = scores[gid]
-            parts.append((gid, got or 0.0, out_of, failure_line(cell) if (got or 0) < out_of else ""))
-    return {"aid": aid, "parts": parts, "findings": findings,
-            "score": sum(p[1] for p in parts), "max": sum(p[2] for p in parts)}
+    for gid, (got, out_of) in scores.items():
+        cell = graded.get(gid)
+        why = failure_line(cell) if cell is not None and (got or 0) < out_of else ""
+        parts.append((gid, got or 0.0, out_of, why))
+    order = {gid: i for i, gid in enumerate(graded)}
+    parts.sort(key=lambda p: order.get(p[0], len(order)))
+    return {**out, "parts": parts, "score": sum(p[1] for p in parts), "max": sum(p[2] for p in parts)}
+
+
+def check_many(items, timeout=None, root=None, workers=None, memory_limit=None, progress=None):
+    """Grade [(aid, notebook path)] through `make grade`'s path, in one scratch course; returns one result
+    dict per item, in order (missing notebooks: {"missing": True}). progress(done, total, aid) is called
+    as each is graded."""
+    from .grade import grade
+
+    root = Path(root or course_root())
+    results = [None] * len(items)
+    with tempfile.TemporaryDirectory(prefix="speclab-check-") as tmp:
+        scratch = Path(tmp)
+        students = {}
+        for i, (aid, notebook) in enumerate(items):
+            if not Path(notebook).is_file():
+                results[i] = {"aid": aid, "missing": True, "parts": [], "score": 0.0, "max": None, "findings": [],
+                              "notes": []}
+                continue
+            if not (scratch / "solutions" / aid).exists():
+                shutil.copytree(root / "solutions" / aid, scratch / "solutions" / aid,
+                                ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+                if (root / "notebooks" / aid).is_dir():
+                    shutil.copytree(root / "notebooks" / aid, scratch / "notebooks" / aid,
+                                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+            student = STUDENT if sum(a == aid for a, _ in items) == 1 else f"{STUDENT}{i:03d}"
+            folder = scratch / "submitted" / student / aid
+            folder.mkdir(parents=True)
+            shutil.copyfile(notebook, folder / f"{aid}.ipynb")  # your file, under the name the grader expects
+            students[(student, aid)] = i
+        if students:
+            done = []
+
+            def step(res):
+                done.append(res)
+                if progress:
+                    progress(len(done), len(students), res.aid)
+
+            for res in grade(scratch, workers=workers or min(len(students), os.cpu_count() or 1), cell_timeout=timeout,
+                             memory_limit=memory_limit, quiet=True, export=False, on_result=step):
+                results[students[(res.student, res.aid)]] = _result(scratch, res)
+    return results
+
+
+def check(aid, notebook=None, timeout=None, work=None, root=None):
+    """Grade one notebook; returns a dict with parts, score, max, integrity findings and notes."""
+    root = Path(root or course_root())
+    notebook = Path(notebook or Path(work or root / "work") / aid / f"{aid}.ipynb")
+    return check_many([(aid, notebook)], timeout=timeout, root=root)[0]
 
 
 def report(result, out=None):
@@ -85,7 +135,7 @@ def report(result, out=None):
         print(f"{aid}: not started (no work/{aid}/{aid}.ipynb; run `make lab` to create it)", file=out)
         return
     if result.get("error"):
-        print(f"{aid}: {result['error']}", file=out)
+        print(f"{aid}: could not be graded: {result['error']}", file=out)
         return
     print(f"{aid}: {result['score']:g} / {result['max']:g} points", file=out)
     width = max(len(p[0]) for p in result["parts"]) if result["parts"] else 10
@@ -94,6 +144,8 @@ def report(result, out=None):
         print(f"  {gid:<{width}}  {got:g} / {out_of:g}  {mark}", file=out)
     for f in result["findings"]:
         print(f"  integrity: {f} (this line was ignored when grading)", file=out)
+    for note in result.get("notes", []):
+        print(f"  note: {note}", file=out)
 
 
 def progress_table(results, out=None):
@@ -116,17 +168,25 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="speclab-check", description=__doc__.split("\n\n")[0])
     ap.add_argument("notebooks", nargs="*", help="notebook numbers or ids (default: all)")
     ap.add_argument("--file", help="grade this .ipynb instead of your work/ copy (one notebook only)")
-    ap.add_argument("--work", default=str(WORK), help="your working copy's folder (default: work/)")
+    ap.add_argument("--work", default=None, help="your working copy's folder (default: work/ in the course folder)")
     args = ap.parse_args(argv)
-    ids = [resolve(n) for n in args.notebooks] or assignments()
+    try:
+        root = course_root()
+    except NoCourse as e:
+        print(f"speclab-check: {e}", file=sys.stderr)
+        return 2
+    ids = [resolve(n, root) for n in args.notebooks] or assignments(root)
     if args.file and len(ids) != 1:
         ap.error("--file needs exactly one notebook")
-    results = []
-    for i, aid in enumerate(ids, 1):
-        if len(ids) > 1:
-            print(f"[{i}/{len(ids)}] checking {aid} ...", flush=True)
-        results.append(check(aid, args.file, work=args.work))
-        report(results[-1])
+    work = Path(args.work or root / "work")
+    items = [(aid, Path(args.file) if args.file else work / aid / f"{aid}.ipynb") for aid in ids]
+    started = sum(Path(nb).is_file() for _, nb in items)
+    if len(ids) > 1:
+        print(f"checking {started} of {len(ids)} notebooks (the others are not started) ...", flush=True)
+    results = check_many(items, root=root, progress=lambda done, total, aid: print(
+        f"[{done}/{total}] {aid} graded", flush=True) if total > 1 else None)
+    for result in results:
+        report(result)
     if len(ids) > 1:
         progress_table(results)
     return 0

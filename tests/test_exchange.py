@@ -10,7 +10,7 @@ import shutil
 
 import nbformat
 
-from grading import badsubmissions as bs
+from devtools import badsubmissions as bs
 from grading.course import REPO
 from devtools.exchange import COURSE_ID, instructor, make_exchange, student
 from grading.grade import grade

@@ -1,34 +1,40 @@
-"""Grading a whole class with `make grade` (grading/grade.py), broken submissions included.
+"""Grading a whole class with `make grade` (grading/grade/), broken submissions included.
 
 One class is built in a temporary course from notebook 01: four honest students (right,
 blank, two different catalogued mistakes) and one student per broken submission in
 devtools/badsubmissions.CASES, all generated from the notebooks at run time. The class is
-graded once, in parallel, with a 10 s cell timeout. Then, for every broken submission: the
-grading completed, the honest students' scores are exactly what stock `nbgrader autograde`
-gives them alone (sequential, one process), the broken one gets the score it deserves and
-a grading note saying what happened, and no file in the course outside the expected outputs
-changed.
+graded once, in parallel, with a 10 s cell timeout and a 2 GiB memory limit. Then, for every
+broken submission: the grading completed, the honest students' scores are exactly what stock
+`nbgrader autograde` gives them alone (sequential, one process), the broken one gets the score
+it deserves and a grading note saying what happened, no file in the course outside the expected
+outputs changed, and the self-check (`make check`) gives every broken submission the same score,
+cell by cell.
 
-Slowest module of the grading tests: about 3 min 25 s on the shared 2-core machine. SLOW: the
-class fixture (about 2 min: 17 submissions, two of which loop until the timeout) and the
-submission-limit test (about 45 s: it waits out a 25 s limit).
+Slowest module of the grading tests. SLOW: the class fixture (19 submissions, three of which
+loop until the timeout and two of which run out of memory) and the self-check of every broken
+submission (the same grading again).
 """
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import nbformat
 import pytest
 
-from grading import badsubmissions as bs
+from devtools import badsubmissions as bs
+from grading import selfcheck
 from grading.course import REPO, nbgrader
-from grading.grade import REPORT, grade, summary, tree_state
+from grading.grade import REPORT, default_memory_limit, grade, parse_size, summary, tree_state
+from grading.grade.pool import Pool
 from grading.gradebook import cell_scores, score
 from grading.release import release
 
 AID = "01_branch_prediction"
 CELL_TIMEOUT = 10  # long enough for any honest cell on a loaded 2-core machine
+MEMORY_LIMIT = 2 << 30  # a kernel with the course's imports has about 1 GiB of address space
 # What grading is expected to write; everything else in the course must be left byte for byte.
 OUTPUTS = ["gradebook.db", "grades.csv", "autograded", "feedback", ".nbgrader.log"]
 CASES = {case.name: case for case in bs.CASES}
@@ -70,7 +76,7 @@ def graded(course, honest, tmp_path_factory):
     bs.write_class(root, AID, honest)
     bs.write_class(root, AID, bs.bad_class(root, AID))
     before = tree_state(root, OUTPUTS)
-    results = grade(root, workers=2, cell_timeout=CELL_TIMEOUT, quiet=True)
+    results = grade(root, workers=2, cell_timeout=CELL_TIMEOUT, memory_limit=MEMORY_LIMIT, quiet=True)
     after = tree_state(root, OUTPUTS)
     return root, {r.student: r for r in results}, before, after
 
@@ -109,6 +115,27 @@ def test_broken_submission(graded, name):
     assert page.stat().st_size < 1_000_000, "the feedback page must stay small"
 
 
+def test_selfcheck_gives_every_broken_submission_its_make_grade_score(graded, tmp_path):
+    """`make check` grades through `make grade`'s path: the same score, cell by cell, on every broken kind."""
+    root, results, _, _ = graded
+    items = []
+    for name in CASES:
+        [(filename, data)] = CASES[name].build(root, AID).items()
+        path = tmp_path / name / filename
+        path.parent.mkdir()
+        path.write_bytes(data)
+        items.append((AID, path))
+    checked = selfcheck.check_many(items, timeout=CELL_TIMEOUT, root=root, workers=2, memory_limit=MEMORY_LIMIT)
+    for name, result in zip(CASES, checked):
+        graded_cells = {gid: got for gid, (got, _) in cell_scores(root, AID, name).items()}
+        assert {gid: got for gid, got, _, _ in result["parts"]} == graded_cells, (
+            f"{CASES[name].what}: the self-check and make grade disagree")
+        assert result["score"] == results[name].score
+        if name != "wrong_name":  # the self-check grades your file under the name the grader expects
+            said = " ".join(result["notes"] + [result.get("error", "")])
+            assert CASES[name].note in said, f"{CASES[name].what}: the self-check does not say so: {said}"
+
+
 def test_nothing_outside_the_outputs_changed(graded):
     """Submissions that delete the gradebook, overwrite solutions and write files only touched a scratch copy."""
     root, _, before, after = graded
@@ -137,18 +164,64 @@ def test_report_and_summary(graded):
     assert "vandal" in exported and "prints_50mb" in exported
 
 
-def test_submission_past_its_limit_is_stopped_and_the_next_one_graded(course, honest, tmp_path_factory):
-    """A submission that runs past the per-submission limit kills its worker; the next gets a fresh one.
-    SLOW: about 45 s."""
+def _stub(job, config):
+    """A stand-in for grading one submission: "slow" starts a process group of its own (as a kernel is
+    started), writes its id where the grader looks for the kernel's, and never returns."""
+    if job.student == "slow":
+        child = subprocess.Popen(["sleep", "600"], start_new_session=True)
+        (job.scratch / "kernel.pid").write_text(str(child.pid))
+        time.sleep(600)
+    return f"{job.student} done in {os.getpid()}"
+
+
+class StubJob:
+    def __init__(self, scratch, student):
+        self.scratch, self.student = scratch, student
+
+
+def test_the_pool_kills_a_submission_past_its_limit_with_its_kernel_and_grades_the_next(tmp_path):
+    """pebble's timeout kills the worker; the grader kills the kernel's process group; a fresh worker takes
+    the next submission. A stub stands for grading, so no real limit is waited out."""
+    jobs = [StubJob(tmp_path / name, name) for name in ("slow", "next", "last")]
+    for job in jobs:
+        job.scratch.mkdir()
+    pool = Pool(1, config={}, log_dir=tmp_path, function=_stub)
+    for job in jobs:
+        pool.schedule(job, timeout=3)
+    outcomes = {job.student: outcome for job, outcome in pool.results()}
+    pool.close()
+    assert "longer than 3 s" in pool.failure(outcomes["slow"], 3)
+    assert outcomes["next"].startswith("next done") and outcomes["last"].startswith("last done")
+    kernel = int((tmp_path / "slow" / "kernel.pid").read_text())
+    for _ in range(50):
+        try:
+            os.killpg(kernel, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.killpg(kernel, signal.SIGKILL)
+        pytest.fail("the kernel of the stopped submission is still running")
+
+
+def test_a_submission_past_its_limit_scores_0_and_is_flagged(course, tmp_path_factory):
+    """The same through `make grade`, with a limit a real submission cannot meet."""
     root = copy_course(course, tmp_path_factory, "limit")
-    bs.write_class(root, AID, {"loops_forever": CASES["loops_forever"].build(root, AID),
-                               "reference": honest["reference"]})
-    # a 60 s cell timeout, so the loop runs into the 25 s limit (an honest submission needs a few seconds)
-    results = {r.student: r for r in grade(root, workers=1, cell_timeout=60, submission_limit=25, quiet=True)}
-    stopped = results["loops_forever"]
-    assert stopped.status == "failed" and stopped.flagged and "longer than 25 s" in stopped.why
+    bs.write_class(root, AID, {"loops_forever": CASES["loops_forever"].build(root, AID)})
+    [stopped] = grade(root, workers=1, cell_timeout=60, submission_limit=1, quiet=True)
+    assert stopped.status == "failed" and stopped.flagged and "longer than 1 s" in stopped.why
     assert score(root, AID, "loops_forever") == (0, bs.full_marks(root, AID)[1])
-    assert score(root, AID, "reference") == bs.full_marks(root, AID), "the worker after a killed one must grade"
+    page = (root / "feedback" / "loops_forever" / AID / f"{AID}.html").read_text()
+    assert "Grading notes" in page and "longer than 1 s" in page
+
+
+def test_memory_limit_option():
+    assert parse_size("4G") == 4 << 30 and parse_size("512M") == 512 << 20 and parse_size("2GiB") == 2 << 30
+    assert parse_size("none") == parse_size("0") == 0
+    with pytest.raises(ValueError):
+        parse_size("a lot")
+    assert 1 << 30 <= default_memory_limit(2) <= 4 << 30
+    assert default_memory_limit(10_000) == 1 << 30, "never less than a course notebook needs"
 
 
 def test_a_misspelt_assignment_folder_is_reported(course, honest, tmp_path_factory):
@@ -162,7 +235,8 @@ def test_command_line(course, honest, tmp_path_factory):
     """`python -m grading.grade ID` (what `make grade` runs) in a course named by SPECLAB_COURSE_ROOT."""
     root = copy_course(course, tmp_path_factory, "cli")
     bs.write_class(root, AID, {"reference": honest["reference"], "bad_json": CASES["bad_json"].build(root, AID)})
-    run = subprocess.run([sys.executable, "-m", "grading.grade", AID, "-j", "2"], cwd=REPO, capture_output=True,
+    run = subprocess.run([sys.executable, "-m", "grading.grade", AID, "-j", "2", "--memory-limit", "2G"], cwd=REPO,
+                         capture_output=True,
                          text=True, env=dict(os.environ, SPECLAB_COURSE_ROOT=str(root)), timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "graded 1 of 2 submissions" in run.stdout

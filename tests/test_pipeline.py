@@ -11,7 +11,7 @@ import shutil
 import nbformat
 import pytest
 
-from grading import catalog
+from devtools import catalog
 from grading.course import REPO, nbgrader
 from grading.gradebook import score
 from devtools.mutants import graded_cells, run_variant

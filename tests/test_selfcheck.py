@@ -1,29 +1,49 @@
-"""The self-check grades a learner's own copy, explains each failure, and changes nothing."""
+"""The self-check grades a learner's own copy, explains each failure, and changes nothing; it finds the
+course from the folder it runs in, not from where the package is installed.
+
+That it gives `make grade`'s score on every bad-submission kind is tested in test_grading_class.py,
+which grades those submissions both ways.
+"""
 import hashlib
 import re
+import shutil
 
 import nbformat
+import pytest
 
+from devtools import catalog
 from grading import selfcheck
-from grading.course import release_notebook, source_notebook
+from grading.course import NoCourse, REPO, course_root, release_notebook, source_notebook
 
 AID = "01_branch_prediction"
+TAMPER = "import numpy\nnumpy.isclose = lambda *a, **k: True\n"
+
+
+def exercises():
+    """[(grade_id of the solution cell, its source, {test grade_id: points})], in notebook order: each
+    exercise with the graded tests that follow it."""
+    out = []
+    for c in nbformat.read(source_notebook(AID), as_version=4).cells:
+        meta = c.metadata.get("nbgrader", {})
+        if meta.get("solution") and c.cell_type == "code":
+            out.append((meta["grade_id"], c.source, {}))
+        elif meta.get("grade") and out:
+            out[-1][2][meta["grade_id"]] = meta["points"]
+    return out
 
 
 def half_done(path):
-    """A student copy with greedy_decode solved, speculative_greedy wrong, the rest untouched."""
-    src = nbformat.read(source_notebook(AID), as_version=4)
-    solved = {c.metadata.nbgrader.grade_id: c.source for c in src.cells
-              if c.metadata.get("nbgrader", {}).get("solution")}
+    """A student copy with the first exercise solved, the second wrong (its first catalogued mistake), the
+    third solved with a line that tampers with numpy, the rest untouched."""
+    (first, right1, _), (second, right2, _), (third, right3, _) = exercises()[:3]
+    func = re.search(r"^def (\w+)", right2, re.M).group(1)
+    wrong, _ = catalog.split(next(iter(catalog.load()[AID][func]["wrong"].values())))
+    answers = {first: right1, second: wrong, third: TAMPER + right3}
     nb = nbformat.read(release_notebook(AID), as_version=4)
     for c in nb.cells:
         gid = c.metadata.get("nbgrader", {}).get("grade_id")
-        if gid == "greedy_decode":
-            c.source = solved[gid]
-        if gid == "speculative_greedy":
-            c.source = solved[gid].replace("        else:\n            tokens.append(int(np.argmax(P[prefix])))\n", "")
-        if gid == "drift":
-            c.source = "import numpy\nnumpy.isclose = lambda *a, **k: True\n" + solved[gid]
+        if gid in answers and c.metadata.nbgrader.get("solution"):
+            c.source = answers[gid]
     nbformat.write(nb, path)
 
 
@@ -31,22 +51,39 @@ def digest(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_half_done_notebook_gets_a_per_part_report(tmp_path, capsys):
-    work = tmp_path / "work" / AID
+def a_course(tmp_path):
+    """A course folder outside the checkout: notebook 01's source and student copy."""
+    root = tmp_path / "course"
+    for kind in ("solutions", "notebooks"):
+        shutil.copytree(REPO / kind / AID, root / kind / AID)
+    return root
+
+
+def test_half_done_notebook_gets_a_per_part_report(tmp_path, capsys, monkeypatch):
+    """Run in a course folder outside the checkout, from its work/ folder, as an installed speclab-check is."""
+    monkeypatch.delenv("SPECLAB_COURSE_ROOT", raising=False)
+    root = a_course(tmp_path)
+    work = root / "work" / AID
     work.mkdir(parents=True)
     mine = work / f"{AID}.ipynb"
     half_done(mine)
     before = digest(mine)
+    monkeypatch.chdir(work)
 
-    assert selfcheck.main([AID, "--work", str(tmp_path / "work")]) == 0
+    assert selfcheck.main([AID]) == 0
     out = capsys.readouterr().out
     assert digest(mine) == before, "the self-check must never modify the learner's notebook"
-    assert re.search(r"test_greedy_decode\s+2 / 2\s+ok", out)
-    assert re.search(r"test_speculative_greedy\s+0 / 3\s+AssertionError: .*bonus", out), out
-    assert re.search(r"test_trusting_greedy\s+0 / 2\s+not yet solved", out)
-    assert re.search(r"test_drift\s+2 / 2\s+ok", out), "an honest answer keeps its points, graded on its own"
+    (_, _, tests1), (_, _, tests2), (_, _, tests3), *rest = exercises()
+    for gid, points in {**tests1, **tests3}.items():  # right, and right with a tampering line ignored
+        assert re.search(rf"{gid}\s+{points} / {points}\s+ok", out), f"{gid} must keep its points:\n{out}"
+    assert any(re.search(rf"{gid}\s+0 / {points}\s+AssertionError: ", out) for gid, points in tests2.items()), (
+        f"a wrong answer's test must say why it failed:\n{out}")
+    for _, _, tests in rest:
+        for gid, points in tests.items():
+            assert re.search(rf"{gid}\s+0 / {points}\s+not yet solved", out), out
     assert "integrity: cell" in out and "numpy.isclose" in out, "tampering is reported with cell and line"
-    assert f"{AID}: 4 / 9 points" in out
+    parts = [(float(a), float(b)) for a, b in re.findall(r"^  \w+\s+([\d.]+) / ([\d.]+)\s", out, re.M)]
+    assert f"{AID}: {sum(a for a, _ in parts):g} / {sum(b for _, b in parts):g} points" in out
     src = nbformat.read(source_notebook(AID), as_version=4).cells
     hidden = "\n".join(re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END", "\n".join(c.source for c in src), re.S))
     for line in hidden.splitlines():
@@ -63,3 +100,22 @@ def test_progress_table_over_the_course(tmp_path, capsys):
 
 def test_notebook_names_resolve():
     assert selfcheck.resolve("1") == selfcheck.resolve("01") == AID
+
+
+def test_the_course_is_found_from_where_it_runs(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("SPECLAB_COURSE_ROOT", raising=False)
+    root = a_course(tmp_path)
+    (root / "work" / AID).mkdir(parents=True)
+    assert course_root(root) == root and course_root(root / "work" / AID) == root
+    nowhere = tmp_path / "nowhere"
+    nowhere.mkdir()
+    with pytest.raises(NoCourse, match="SPECLAB_COURSE_ROOT"):
+        course_root(nowhere)
+    monkeypatch.chdir(nowhere)
+    assert selfcheck.main([AID]) == 2
+    assert "no course folder" in capsys.readouterr().err, "a clear message, not a traceback"
+    monkeypatch.setenv("SPECLAB_COURSE_ROOT", str(root))
+    assert course_root() == root
+    monkeypatch.setenv("SPECLAB_COURSE_ROOT", str(nowhere))
+    with pytest.raises(NoCourse, match="not a course folder"):
+        course_root()

@@ -1,12 +1,22 @@
-"""Grading throughput: submissions per minute with 1 worker and with every core, in one run.
+"""Grading speed: `make grade` against stock nbgrader on the same class, side by side in one run.
 
-A generated class of N_SUBMISSIONS submissions of notebook 01 (60% right, 30% with one
-catalogued mistake, 10% blank: devtools/badsubmissions.bench_class) is graded by
-`grading.grade.grade` with one worker and with os.cpu_count() workers, every submission once
-by each. On a shared machine the load drifts while this runs, so the class is split in two
-halves and the runs go in the order 1, all, all, 1 (first half, first half, second half,
-second half): a steady drift then costs both settings alike. Each run is in a fresh copy of
-the course; both settings must give the same scores. The load average is shown per setting.
+A generated class of N_SUBMISSIONS submissions of notebook 02 (60% right, 30% with one catalogued
+mistake, 10% blank: devtools/badsubmissions.bench_class) is graded three ways, every submission
+once by each, in fresh copies of one course:
+  stock   `nbgrader autograde ID` then `nbgrader generate_feedback ID` (one process each, one
+          submission after another: what an instructor runs without this course's grader);
+  ours/1  `make grade -j 1` (grading.grade.grade, one worker);
+  ours/N  `make grade` with every core.
+The machine is shared and its load drifts, so the class is split in two halves and the runs go
+stock, ours/1, ours/N on the first half, then ours/N, ours/1, stock on the second: a steady drift
+costs every setting alike. Only ratios measured within one run mean anything here. Both graders
+run the kernels with the same environment (grading.grade.pool.WORKER_ENV: Agg backend, one BLAS
+thread), so the ratios measure the graders, not a backend. Goals (issue 16): ours/1 at most 1.1x
+stock's time (per core), ours/N at least 1.8x faster than stock on 2 cores.
+
+Also printed: the floor, the notebooks' bare execution per submission (nbclient, kernel start
+included, no nbgrader), and where ours spends its time per submission (intake, nbgrader's
+autograde and feedback, notes, publishing) and per run (gradebooks, merging, report).
 """
 import os
 import shutil
@@ -15,13 +25,38 @@ import time
 from pathlib import Path
 
 from devtools import badsubmissions as bs
-from grading.course import REPO
-from grading.gradebook import score
+from grading.course import REPO, nbgrader
+from grading.execute import execute
+from grading.gradebook import cell_scores
 from grading.grade import grade
+from grading.grade.pool import WORKER_ENV
 from grading.release import release
 
-AID = "01_branch_prediction"
-N_SUBMISSIONS = max(2, int(os.environ.get("SPECLAB_BENCH_CLASS", 50)))
+AID = os.environ.get("SPECLAB_BENCH_NOTEBOOK", "02_acceptance_rule")
+N_SUBMISSIONS = max(2, int(os.environ.get("SPECLAB_BENCH_CLASS", 12)))
+FLOOR_SAMPLE = 3
+
+
+def stock(root):
+    for command in ("autograde", "generate_feedback"):
+        nbgrader(command, AID, "--force", "--log-level=ERROR", root=root, check=False, capture=True, env=WORKER_ENV)
+
+
+def floor(root, students):
+    """Seconds per submission of executing the notebook alone (a fresh kernel each, as grading starts one)."""
+    old = dict(os.environ)
+    os.environ.update(WORKER_ENV)
+    try:
+        seconds = []
+        for student in students[:FLOOR_SAMPLE]:
+            folder = root / "submitted" / student / AID
+            start = time.perf_counter()
+            execute(folder / f"{AID}.ipynb", allow_errors=True, timeout=120)
+            seconds.append(time.perf_counter() - start)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    return sum(seconds) / len(seconds)
 
 
 def bench():
@@ -33,23 +68,45 @@ def bench():
         release([AID], root=course)
         students = list(bs.bench_class(course, AID, N_SUBMISSIONS).items())
         halves = [dict(students[: len(students) // 2]), dict(students[len(students) // 2:])]
-        order = [(1, 0), (cores, 0), (cores, 1), (1, 1)] if cores > 1 else [(1, 0), (1, 1)]
-        seconds, scores, loads, graded = {}, {}, {}, {}
-        for run, (workers, half) in enumerate(order):
-            root = tmp / f"run{run}"
+        order = [("stock", 0), ("ours/1", 0), (f"ours/{cores}", 0), ("floor", 0),
+                 (f"ours/{cores}", 1), ("ours/1", 1), ("stock", 1)]
+        seconds, scores, loads, steps, runs = {}, {}, {}, {}, {}
+        for n, (how, half) in enumerate(order):
+            root = tmp / f"run{n}"
             shutil.copytree(course, root)
             bs.write_class(root, AID, halves[half])
-            loads.setdefault(workers, []).append(os.getloadavg()[0])
+            loads.setdefault(how, []).append(os.getloadavg()[0])
+            if how == "floor":
+                seconds[how] = floor(root, list(halves[half]))
+                continue
             start = time.perf_counter()
-            results = grade(root, workers=workers, quiet=True)
-            seconds[workers] = seconds.get(workers, 0.0) + time.perf_counter() - start
-            scores.setdefault(workers, {}).update({r.student: score(root, AID, r.student) for r in results})
-            graded[workers] = graded.get(workers, 0) + sum(r.status == "graded" for r in results)
-        for workers in sorted(seconds):
-            load = sum(loads[workers]) / len(loads[workers])
-            yield (f"{AID}: {N_SUBMISSIONS} submissions, {workers} worker(s)",
-                   f"{seconds[workers]:6.1f} s, {N_SUBMISSIONS / seconds[workers] * 60:5.1f} per minute "
-                   f"({graded[workers]} graded; load average {load:.1f} at the start)")
+            if how == "stock":
+                stock(root)
+            else:
+                timings = {}
+                results = grade(root, workers=1 if how == "ours/1" else cores, quiet=True, timings=timings)
+                for r in results:
+                    for step, t in r.timings.items():
+                        steps.setdefault(how, {}).setdefault(step, []).append(t)
+                for step, t in timings.items():
+                    runs.setdefault(how, {}).setdefault(step, 0.0)
+                    runs[how][step] += t
+            seconds[how] = seconds.get(how, 0.0) + time.perf_counter() - start
+            scores.setdefault(how, {}).update({s: cell_scores(root, AID, s) for s in halves[half]})
+        load = {how: sum(v) / len(v) for how, v in loads.items()}
+        yield f"{AID}: {N_SUBMISSIONS} submissions, order", " ".join(
+            how + "ab"[half] for how, half in order)
+        for how in ("stock", "ours/1", f"ours/{cores}"):
+            if how in seconds:
+                yield f"  {how}", (f"{seconds[how]:6.1f} s, {seconds[how] / N_SUBMISSIONS:5.2f} s per submission "
+                                   f"(load average {load[how]:.1f})")
+        yield "  floor: bare execution, per submission", f"{seconds['floor']:6.2f} s (nbclient, kernel start included)"
+        yield "ours/1 / stock (per core; goal <= 1.1)", f"{seconds['ours/1'] / seconds['stock']:.2f}x"
         if cores > 1:
-            yield f"speed-up with {cores} workers", f"{seconds[1] / seconds[cores]:.2f}x"
-            yield "same scores with 1 and with all workers", str(scores[1] == scores[cores])
+            yield f"stock / ours/{cores} (speed-up; goal >= 1.8 on 2 cores)", \
+                f"{seconds['stock'] / seconds[f'ours/{cores}']:.2f}x"
+        yield "same scores, cell by cell, all three ways", str(len({repr(sorted(v.items())) for v in scores.values()}) == 1)
+        for how, per in steps.items():
+            yield f"{how}: per submission, in its worker", ", ".join(
+                f"{step} {sum(t) / len(t):.2f} s" for step, t in per.items())
+            yield f"{how}: per run, in the parent", ", ".join(f"{step} {t / 2:.2f} s" for step, t in runs[how].items())

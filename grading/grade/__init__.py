@@ -1,0 +1,171 @@
+"""`make grade`: autograde a class in parallel, write feedback, grades.csv and a report.
+
+Layout (nbgrader's): submitted/<student>/<assignment id>/<assignment id>.ipynb.
+
+    python -m grading.grade                      # everything in submitted/, all cores
+    python -m grading.grade 01_branch_prediction # one assignment
+    python -m grading.grade -j 1 --cell-timeout 10 --memory-limit 2G
+
+How one class is graded, and why (one module per step):
+1. intake: the assignments are registered in the course gradebook (gradebook.db) if they are not
+   yet, and a template gradebook is made (the assignments and their cells, no students), both by
+   nbgrader's own generate_assignment, in this process.
+2. pool: each submission is graded in its own scratch course (a copy of the assignment's source
+   folder, the submission, and a copy of the template gradebook kept outside the scratch course)
+   by one of the worker processes of a pebble ProcessPool, one per core, each grading one
+   submission after another; a worker is killed and replaced when a submission runs past its limit.
+   nbgrader's SQLite gradebook is never written by two processes at once, and whatever a
+   submission does to the files around it happens to the scratch copy, never to the course.
+3. run (in the worker): intake reads the submission (stray files, unreadable notebooks, cells mended
+   for nbgrader, the integrity scan), then nbgrader's autograde and generate_feedback run with two
+   steps changed: execution survives interrupt-proof cells and dead kernels, and output is also
+   capped by characters; the kernel's memory is limited. The worker notes what went wrong (a cell
+   stopped at the timeout, a locked cell edited, ...) and puts autograded/ and feedback/ into the
+   course, with a "Grading notes" box on the feedback page.
+4. merge: the parent merges each worker's scores into the course gradebook, one at a time.
+5. report: autograded/grading-report.csv, grades.csv (nbgrader's export, with a plugin that adds
+   the `review` column), and a summary: graded, failed to grade (with why), flagged for review.
+
+A submission that cannot be read, that crashes the grader, or that runs past the
+per-submission limit scores 0 and is flagged; the class always completes.
+`make check` (grading/selfcheck.py) grades a learner's own copy through this same path.
+"""
+import argparse
+import os
+import re
+import shutil
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+from ..course import REPO, load_config
+from . import intake, merge, pool as pools, report
+from .intake import Job, Result
+from .report import REPORT, summary, write_report
+from .run import GIB, MAX_OUTPUT_CHARS, TRUNCATED, tree_state  # noqa: F401: the package's API
+
+__all__ = ["grade", "main", "Result", "REPORT", "summary", "tree_state", "default_memory_limit", "parse_size"]
+
+
+def default_memory_limit(workers):
+    """Bytes of address space one kernel may use: the machine's memory shared by the workers, at most
+    4 GiB (a course notebook needs about 1 GiB of address space), at least 1 GiB."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = 4 * GIB * workers
+    return max(GIB, min(4 * GIB, total // max(1, workers)))
+
+
+def parse_size(text):
+    """'4G', '512M', '2GiB', '1500000000' -> bytes; '0' or 'none' -> 0 (no limit)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", str(text), re.I)
+    if str(text).strip().lower() in ("none", "off", "0"):
+        return 0
+    if not m:
+        raise ValueError(f"not a size: {text!r} (write e.g. 4G, 512M or none)")
+    return int(float(m.group(1)) * 1024 ** "BKMGT".index((m.group(2) or "B").upper()))
+
+
+def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limit=None, memory_limit=None,
+          quiet=False, export=True, on_result=None, timings=None):
+    """Grade every submission in <root>/submitted/ (only the assignment ids in `only`, if given).
+
+    memory_limit: bytes of address space a kernel may use (None: default_memory_limit; 0: none).
+    on_result: called with each Result as it is merged. timings: a dict to fill with the seconds this
+    process spent on each step (gradebooks, merge, report). Returns the list of Result, one per
+    submission. Never raises for a student's submission.
+
+    The workers are started by multiprocessing's fork server, so a script that calls grade() needs
+    the usual `if __name__ == "__main__":` guard.
+    """
+    timings = {} if timings is None else timings
+    clock = time.perf_counter
+    root = Path(root)
+    warnings.filterwarnings("ignore", message=".*not in session.*")  # nbgrader's harmless SAWarning
+    pairs = intake.submissions(root, only)
+    if not pairs:
+        print(f"nothing to grade: put submissions in {root / 'submitted'}/<student>/<assignment>/")
+        return []
+    workers = max(1, workers or os.cpu_count() or 1)
+    config = load_config(root)
+    timeout = int(cell_timeout or config.Execute.get("timeout", 30))
+    limit = submission_limit or (20 * timeout + 120)
+    memory = default_memory_limit(workers) if memory_limit is None else int(memory_limit)
+    results, aids = [], sorted({aid for _, aid in pairs})
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="speclab-grade-") as tmp:
+        tmp = Path(tmp)
+        # the workers' fork server imports nbgrader while this process builds the gradebooks
+        pool = pools.Pool(min(workers, len(pairs)), config, tmp,
+                          env={"PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH"))
+                                                             if p)})
+        try:
+            template, release_dir = tmp / "template.db", tmp / "release"
+            t = clock()
+            unknown = intake.gradebooks(root, aids, config, template, release_dir)
+            timings["gradebooks"] = clock() - t
+            for student, aid in [p for p in pairs if p[1] in unknown]:  # a misspelt folder: reported, never fatal
+                res = Result(student, aid)
+                res.fail(f"there is no assignment {aid!r} in the gradebook or in solutions/: not graded", "")
+                results.append(res)
+            pairs = [p for p in pairs if p[1] not in unknown]
+            names = {aid: intake.notebook_names(template, aid) for aid in aids if aid not in unknown}
+            releases = {aid: {name: str(next((p for p in (root / "notebooks" / aid / f"{name}.ipynb",
+                                                          release_dir / aid / f"{name}.ipynb") if p.is_file()), ""))
+                              for name in names[aid]} for aid in names}
+            for n, (student, aid) in enumerate(pairs):
+                pool.schedule(Job(str(root), student, aid, str(tmp / f"{n:05d}"), str(template), names[aid],
+                                  releases[aid], timeout, memory), timeout=limit)
+            progress = report.Progress(len(pairs), quiet=quiet)
+            from nbgrader.api import Gradebook
+
+            with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+                for job, outcome in pool.results():
+                    if isinstance(outcome, Result):
+                        res = outcome
+                    else:  # past the limit, or the worker died: whatever it left in its scratch course
+                        res = Result(job.student, job.aid)
+                        res.fail(pool.failure(outcome, limit))
+                        merge.publish(root, res, job.scratch)
+                    t = clock()
+                    shutil.rmtree(job.scratch, ignore_errors=True)
+                    merge.record(gb, root, res)
+                    timings["merge"] = timings.get("merge", 0.0) + clock() - t
+                    results.append(res)
+                    progress.step(res)
+                    if on_result:
+                        on_result(res)
+        except BaseException:  # Ctrl-C, or a broken gradebook: stop every worker, keep what is merged
+            pool.stop()
+            raise
+        pool.close()
+    seconds = time.perf_counter() - start
+    t = clock()
+    write_report(root, results)
+    if export:
+        try:
+            report.export(root, config)
+        except Exception as e:  # noqa: BLE001: the scores are in the gradebook; say so, do not lose the run
+            print(f"could not write grades.csv ({type(e).__name__}: {e}); run `nbgrader export`", flush=True)
+    timings["report"] = clock() - t
+    if not quiet:
+        print(summary(results, seconds, workers, root), flush=True)
+    return results
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m grading.grade", description=__doc__.split("\n")[0])
+    p.add_argument("ids", nargs="*", help="assignment ids (default: every assignment in submitted/)")
+    p.add_argument("-j", "--workers", type=int, default=None, help="parallel workers (default: all cores)")
+    p.add_argument("--cell-timeout", type=int, default=None,
+                   help="seconds a cell may run (default: Execute.timeout in grading/nbgrader_config.py)")
+    p.add_argument("--submission-limit", type=float, default=None,
+                   help="seconds one submission may take in all (default: 20 cell timeouts + 2 minutes)")
+    p.add_argument("--memory-limit", type=parse_size, default=None,
+                   help="memory (address space) one submission's kernel may use, e.g. 4G or 512M; none for no "
+                        "limit (default: the machine's memory divided by the workers, between 1 and 4 GiB)")
+    args = p.parse_args(argv)
+    grade(os.environ.get("SPECLAB_COURSE_ROOT") or REPO, only=args.ids or None, workers=args.workers,
+          cell_timeout=args.cell_timeout, submission_limit=args.submission_limit, memory_limit=args.memory_limit)

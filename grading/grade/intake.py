@@ -1,0 +1,274 @@
+"""Intake: what there is to grade, the gradebooks it is graded against, and each submission's
+scratch course (stray files, unreadable notebooks, mending for nbgrader, the integrity scan)."""
+import functools
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from .. import integrity
+
+
+@dataclass
+class Result:
+    """One submission's outcome, from intake to merge (it travels from a worker to the parent)."""
+    student: str
+    aid: str
+    status: str = "graded"             # "graded" or "failed"
+    score: float = 0.0
+    max_score: float = 0.0
+    notes: list = field(default_factory=list)
+    flagged: bool = False
+    why: str = ""                      # for "failed": why it could not be graded
+    seconds: float = 0.0
+    record: dict = None                # the scores nbgrader gave it in its scratch course, merged into the gradebook
+    findings: list = field(default_factory=list)   # integrity.Finding, one per line ignored when grading
+    timings: dict = field(default_factory=dict)    # seconds per step, for `make bench`
+
+    def note(self, text, flag=False):
+        if text not in self.notes:
+            self.notes.append(text)
+        self.flagged = self.flagged or flag
+
+    def fail(self, why, suffix=": it scores 0"):
+        self.status, self.why = "failed", why
+        self.note(why + suffix, flag=True)
+
+
+@dataclass
+class Job:
+    """Everything a worker needs to grade one submission (plain data: it is pickled to the worker)."""
+    root: str                          # the course
+    student: str
+    aid: str
+    scratch: str                       # a folder of its own, outside the course
+    template: str                      # the template gradebook
+    notebooks: list                    # the notebook names the assignment has
+    releases: dict                     # {notebook name: the released student copy's path}
+    cell_timeout: int
+    memory_limit: int = 0              # bytes of address space a kernel may use; 0: no limit
+
+
+# ----------------------------------------------------------------------------- the class
+
+def submissions(root, only=None):
+    """(student, assignment) pairs found in submitted/, sorted."""
+    found = []
+    for folder in sorted((Path(root) / "submitted").glob("*/*")):
+        if folder.is_dir() and not folder.name.startswith(".") and (only is None or folder.name in only):
+            found.append((folder.parent.name, folder.name))
+    return found
+
+
+def _api(config, root, db, release_dir):
+    from nbgrader.apps import NbGraderAPI
+
+    config = config.copy()
+    config.CourseDirectory.root = str(root)
+    config.CourseDirectory.db_url = f"sqlite:///{db}"
+    config.CourseDirectory.release_directory = str(release_dir)
+    return NbGraderAPI(config=config)
+
+
+@functools.lru_cache(maxsize=1)
+def _schema_version():
+    """The gradebook schema version nbgrader stamps into a new gradebook: what its get_alembic_version asks
+    the `alembic heads` command for (a Python start-up of its own), read here from the same migration
+    scripts, in this process."""
+    import nbgrader
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    alembic = Config()
+    alembic.set_main_option("script_location", str(Path(nbgrader.__file__).parent / "alembic"))
+    return ScriptDirectory.from_config(alembic).get_current_head()
+
+
+def _no_alembic_process():
+    import nbgrader.api
+
+    nbgrader.api.get_alembic_version = _schema_version
+
+
+def gradebooks(root, aids, config, template, release_dir):
+    """Register each assignment in the course gradebook if it is not there yet, and build the template
+    gradebook: the assignments and their cells, no students. Both by nbgrader's generate_assignment
+    (in this process), releasing into `release_dir`, never into the course's notebooks/.
+    Returns the assignment ids nbgrader could not generate (no such source folder)."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    _no_alembic_process()
+    root = Path(root)
+    course_db = root / "gradebook.db"
+    with Gradebook(f"sqlite:///{course_db}") as gb:
+        known = set()
+        for aid in aids:
+            try:
+                gb.find_assignment(aid)
+                known.add(aid)
+            except MissingEntry:
+                pass
+    unknown = []
+    course_api = _api(config, root, course_db, release_dir)
+    for aid in aids:
+        if aid not in known and not course_api.generate_assignment(aid, force=True, create=True).get("success"):
+            unknown.append(aid)
+    template_api = _api(config, root, template, release_dir)
+    for aid in aids:
+        if aid not in unknown and not template_api.generate_assignment(aid, force=True, create=True).get("success"):
+            unknown.append(aid)
+    return unknown
+
+
+def notebook_names(template, aid):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{template}") as gb:
+        return sorted(nb.name for nb in gb.find_assignment(aid).notebooks)
+
+
+# ----------------------------------------------------------------------------- one submission
+
+def read_notebook(path):
+    """(notebook, None) or (None, why it cannot be read)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        return None, f"the file {Path(path).name} could not be read ({type(e).__name__})"
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as e:
+        return None, (f"{Path(path).name} could not be read: it is not valid JSON (line {e.lineno}, column {e.colno}: "
+                      f"{e.msg}); was it edited outside Jupyter or cut off while uploading?")
+    try:
+        invalid = {}
+        nb = nbformat.reads(text, as_version=4, capture_validation_error=invalid)
+        if invalid.get("ValidationError"):
+            raise invalid["ValidationError"]
+        for cell in nb.cells:
+            if not isinstance(cell.get("source"), str):
+                raise ValueError("a cell has no source text")
+    except Exception as e:  # noqa: BLE001: any reason it is not a notebook
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        return None, f"{Path(path).name} could not be read: it is JSON but not a Jupyter notebook ({first[:120]})"
+    return nb, None
+
+
+@functools.lru_cache(maxsize=32)
+def _course_notebook(path, mtime):
+    return nbformat.read(path, as_version=4)
+
+
+def course_notebook(path):
+    """A release or source notebook, read once per worker (they do not change while a class is graded)."""
+    path = Path(path)
+    return _course_notebook(str(path), path.stat().st_mtime_ns) if path.is_file() else None
+
+
+def _meta(cell):
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def compare_with_release(nb, release):
+    """Notes on how a submission's nbgrader cells differ from the released student copy, and whether
+    the notebook had to be mended for nbgrader (cells unknown to this release: an old test is dropped,
+    since the current one is put back; other cells keep their code without the nbgrader metadata)."""
+    rel = {_meta(c)["grade_id"]: c for c in release.cells if _meta(c).get("grade_id")}
+    sub = {}
+    for c in nb.cells:
+        if _meta(c).get("grade_id"):
+            sub.setdefault(_meta(c)["grade_id"], c)
+    notes = []
+    missing = [g for g, c in rel.items() if g not in sub and (_meta(c).get("grade") or _meta(c).get("locked"))]
+    unknown = [g for g in sub if g not in rel]
+    edited = [g for g, c in rel.items() if g in sub and _meta(c).get("locked")
+              and (sub[g].source.strip() != c.source.strip()
+                   or _meta(sub[g]).get("points", 0) != _meta(c).get("points", 0))]
+    if missing:
+        notes.append(f"test or locked cell(s) {', '.join(missing)} were missing from the submission (deleted, or "
+                     "their nbgrader metadata removed): the released version was put back and graded")
+    if unknown:
+        notes.append(f"cell(s) {', '.join(unknown)} are not in the current release (a copy of an older release?): "
+                     "the submission was graded against the current tests")
+    if edited:
+        notes.append(f"locked cell(s) {', '.join(edited)} were edited (or come from an older release): the released "
+                     "version was put back before grading")
+    mended = False
+    for c in list(nb.cells):
+        meta = _meta(c)
+        if "nbgrader" in c.get("metadata", {}) and meta.get("grade_id") not in rel:
+            mended = True
+            if meta.get("grade") or (meta.get("locked") and not meta.get("solution")):
+                nb.cells.remove(c)
+            else:
+                del c.metadata["nbgrader"]
+    return notes, mended
+
+
+def no_links(folder, names):
+    """copytree's ignore: checkpoints, and symbolic links (a link in a submission could point
+    the kernel at the course's own files)."""
+    return [n for n in names if n == ".ipynb_checkpoints" or os.path.islink(os.path.join(folder, n))]
+
+
+def prepare(job):
+    """Build the scratch course for one submission: <scratch>/course with the assignment's source
+    folder and the submission, <scratch>/gradebook.db from the template. Returns a Result, failed if
+    there is nothing nbgrader could grade."""
+    res = Result(job.student, job.aid)
+    root, scratch, aid = Path(job.root), Path(job.scratch), job.aid
+    folder = root / "submitted" / job.student / aid
+    found = sorted(p for p in folder.glob("*.ipynb") if p.is_file() and not p.is_symlink())
+    course = scratch / "course"
+    dest = course / "submitted" / job.student / aid
+    shutil.copytree(folder, dest, ignore=no_links)
+    src = root / "solutions" / aid
+    if src.is_dir():
+        shutil.copytree(src, course / "solutions" / aid, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    else:
+        (course / "solutions" / aid).mkdir(parents=True)
+    shutil.copy(job.template, scratch / "gradebook.db")
+
+    wanted, names = job.notebooks, {p.name for p in found}
+    for name in wanted:
+        if f"{name}.ipynb" in names:
+            continue
+        strays = [p for p in found if p.stem not in wanted]
+        if len(wanted) == 1 and len(strays) == 1:
+            shutil.copy(strays[0], dest / f"{name}.ipynb")
+            (dest / strays[0].name).unlink()
+            res.note(f"the notebook was submitted as {strays[0].name}, not {name}.ipynb: it was graded as "
+                     f"{name}.ipynb", flag=True)
+        else:
+            res.fail(f"no {name}.ipynb in the submission (found: {', '.join(sorted(names)) or 'nothing'})", "")
+            return res
+    extra = sorted(p.name for p in dest.glob("*.ipynb") if p.stem not in wanted)
+    if extra:
+        res.note(f"other notebooks in the folder were not graded: {', '.join(extra)}")
+        for n in extra:
+            (dest / n).unlink()
+    for name in wanted:
+        nb, why = read_notebook(dest / f"{name}.ipynb")
+        if nb is None:
+            res.fail(why, ": nothing could be graded, it scores 0")
+            return res
+        mended = False
+        release = course_notebook(job.releases.get(name, ""))
+        if release is not None:
+            notes, mended = compare_with_release(nb, release)
+            for n in notes:
+                res.note(n, flag=True)
+        source = course_notebook(src / f"{name}.ipynb")
+        if source is not None:  # tampering with what the tests use: flagged, and ignored when grading
+            findings = integrity.scan(nb, source)
+            for f in findings:
+                res.note(f"integrity: {f} (this line was ignored when grading)", flag=True)
+            if findings:
+                res.findings += findings
+                nb, mended = integrity.sanitize(nb, findings), True
+        if mended:
+            nbformat.write(nb, dest / f"{name}.ipynb")
+    return res

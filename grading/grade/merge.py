@@ -1,0 +1,94 @@
+"""Merging: one submission's scores into the course gradebook (in the parent, one at a time), and its
+autograded notebook and feedback page into the course, with a "Grading notes" box on the page."""
+import html
+import re
+import shutil
+from pathlib import Path
+
+from .intake import no_links
+
+NOTES_START, NOTES_END = "<!-- grading notes -->", "<!-- /grading notes -->"
+
+
+def notes_html(res):
+    items = "".join(f"<li>{html.escape(n)}</li>" for n in res.notes)
+    return (NOTES_START + '<div class="grading-notes" style="border:2px solid #b8860b;background:#fff8dc;'
+            'padding:0.6em 1em;margin:1em;font-family:sans-serif"><b>Grading notes</b><ul>' + items + "</ul></div>"
+            + NOTES_END)
+
+
+def write_notes(root, res):
+    """Put the notes at the top of the submission's feedback pages in the course (replacing any there), or
+    write a page of notes alone where nbgrader made none."""
+    dest = Path(root) / "feedback" / res.student / res.aid
+    dest.mkdir(parents=True, exist_ok=True)
+    pages = sorted(dest.glob("*.html"))
+    if not pages:
+        page = dest / f"{res.aid}.html"
+        why = ("This submission could not be graded automatically." if res.status == "failed"
+               else "This submission was graded, but its feedback page could not be made.")
+        body = f"<h1>{html.escape(res.aid)}: {res.score:g} / {res.max_score:g}</h1><p>{why}</p>"
+        page.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(res.aid)}</title>"
+                        f"</head><body>{notes_html(res)}{body}</body></html>", encoding="utf-8")
+        return
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        text = re.sub(re.escape(NOTES_START) + ".*?" + re.escape(NOTES_END), "", text, flags=re.S)
+        if res.notes:
+            m = re.search(r"<body[^>]*>", text)
+            at = m.end() if m else 0
+            text = text[:at] + notes_html(res) + text[at:]
+        page.write_text(text, encoding="utf-8")
+
+
+def publish(root, res, scratch):
+    """Replace the course's autograded/ and feedback/ folders of this submission by the scratch course's,
+    notes included."""
+    for kind in ("autograded", "feedback"):
+        made = Path(scratch) / "course" / kind / res.student / res.aid
+        dest = Path(root) / kind / res.student / res.aid
+        if dest.exists():
+            shutil.rmtree(dest)
+        if made.is_dir():
+            shutil.copytree(made, dest, ignore=no_links)
+    pages = any((Path(root) / "feedback" / res.student / res.aid).glob("*.html"))
+    if res.status != "failed" and (res.notes or not pages):
+        write_notes(root, res)  # a failed one gets its page once merged, with the assignment's points
+
+
+def merge(gb, res):
+    """Write one submission's scores into the course gradebook (called from one thread only)."""
+    gb.update_or_create_student(res.student)
+    record = res.record or {}
+    kwargs = {"timestamp": record["timestamp"]} if record.get("timestamp") else {}
+    sub = gb.update_or_create_submission(res.aid, res.student, **kwargs)
+    for nb in sub.notebooks:
+        rec = record.get("notebooks", {}).get(nb.name)
+        nb.flagged = bool(res.flagged)
+        if rec is None:  # could not be graded: 0, and flagged for a person to look at
+            for g in nb.grades:
+                g.auto_score, g.needs_manual_grade = 0, False
+            continue
+        nb.late_submission_penalty = rec["late_penalty"]
+        for g in nb.grades:
+            g.auto_score, g.needs_manual_grade = rec["grades"].get(g.name, [0, False])
+        for c in nb.comments:
+            c.auto_comment = rec["comments"].get(c.name)
+    gb.db.commit()
+    res.score, res.max_score = sub.score, sub.max_score
+
+
+def record(gb, root, res):
+    """Merge one result into the gradebook; never raises. A note added here reaches the feedback page, and
+    a submission that could not be graded gets a page of notes with its score."""
+    notes = len(res.notes)
+    try:
+        merge(gb, res)
+    except Exception as e:  # noqa: BLE001
+        gb.db.rollback()
+        res.fail(f"could not record the scores: {type(e).__name__}: {e}", "")
+    if res.status == "failed" or len(res.notes) != notes:
+        try:
+            write_notes(root, res)
+        except OSError:
+            pass

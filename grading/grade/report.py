@@ -1,0 +1,144 @@
+"""Reporting: the progress line, the summary, autograded/grading-report.csv (one row per submission, kept
+across runs), and grades.csv through nbgrader's export with a plugin that adds the `review` column.
+
+`nbgrader export` run by hand gives the same grades.csv: grading/nbgrader_config.py names the plugin.
+"""
+import csv
+import sys
+import time
+from pathlib import Path
+
+from nbgrader.api import MissingEntry
+from nbgrader.plugins import CsvExportPlugin
+from traitlets import Unicode
+
+REPORT = Path("autograded") / "grading-report.csv"
+REPORT_FIELDS = ["student", "assignment", "status", "score", "max_score", "flagged", "seconds", "notes"]
+MAX_NOTES = 6
+
+
+class Progress:
+    def __init__(self, total, stream=sys.stderr, quiet=False):
+        self.total, self.done, self.stream, self.quiet = total, 0, stream, quiet
+        self.start = time.perf_counter()
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+
+    def step(self, res):
+        self.done += 1
+        if self.quiet:
+            return
+        elapsed = time.perf_counter() - self.start
+        left = elapsed / self.done * (self.total - self.done)
+        width = 30
+        bar = "#" * int(width * self.done / self.total)
+        mark = {"graded": "ok" if not res.flagged else "flagged", "failed": "FAILED"}[res.status]
+        line = (f"[{bar:<{width}}] {self.done}/{self.total}  {elapsed:5.0f} s, ~{left:4.0f} s left  "
+                f"{res.student} {res.aid}: {res.score:g}/{res.max_score:g} {mark}")
+        if self.tty:
+            self.stream.write("\r\033[K" + line + ("\n" if self.done == self.total else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def summary(results, seconds, workers, root):
+    graded = [r for r in results if r.status == "graded"]
+    failed = [r for r in results if r.status == "failed"]
+    flagged = [r for r in results if r.flagged]
+    rate = len(results) / seconds * 60 if seconds else 0
+    lines = [f"graded {len(graded)} of {len(results)} submissions in {seconds:.0f} s with {workers} worker(s) "
+             f"({rate:.1f} per minute)"]
+    if failed:
+        lines.append(f"failed to grade ({len(failed)}; scored 0 and flagged):")
+        lines += [f"  {r.student} {r.aid}: {r.why}" for r in failed]
+    if flagged:
+        lines.append(f"flagged for review ({len(flagged)}):")
+        for r in flagged:
+            lines.append(f"  {r.student} {r.aid} ({r.score:g}/{r.max_score:g}): " + "; ".join(r.notes[:MAX_NOTES]))
+    lines.append(f"feedback in {Path(root) / 'feedback'}, scores in {Path(root) / 'grades.csv'}, "
+                 f"notes per submission in {Path(root) / REPORT}")
+    return "\n".join(lines)
+
+
+def read_report(root):
+    """{(assignment, student): row} of autograded/grading-report.csv, or {} if there is none."""
+    path = Path(root) / REPORT
+    if not path.is_file():
+        return {}
+    with open(path, newline="", encoding="utf-8") as f:
+        return {(row["assignment"], row["student"]): row for row in csv.DictReader(f)}
+
+
+def write_report(root, results):
+    """One row per submission: this run's results replace the rows of the same submissions."""
+    rows = read_report(root)
+    for r in results:
+        rows[(r.aid, r.student)] = dict(zip(REPORT_FIELDS, [
+            r.student, r.aid, r.status, f"{r.score:g}", f"{r.max_score:g}", int(r.flagged), f"{r.seconds:.1f}",
+            " | ".join(r.notes)]))
+    path = Path(root) / REPORT
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=REPORT_FIELDS)
+        w.writeheader()
+        w.writerows(rows[key] for key in sorted(rows))
+
+
+class ReviewExportPlugin(CsvExportPlugin):
+    """nbgrader's CSV export (the same columns, in the same order) plus `review`: why a person should look
+    at a submission, from the grading report (the notes of each flagged submission). Written with the csv
+    module, so a note with a comma stays in its column."""
+
+    course_root = Unicode("", help="the course folder whose grading report is read (default: "
+                                   "CourseDirectory.root)").tag(config=True)
+
+    KEYS = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email", "raw_score",
+            "late_submission_penalty", "score", "max_score"]
+
+    def _root(self):
+        if self.course_root:
+            return self.course_root
+        from nbgrader.coursedir import CourseDirectory
+
+        return CourseDirectory(config=self.config).root
+
+    def export(self, gradebook):
+        review = {key: row["notes"] for key, row in read_report(self._root()).items() if row.get("flagged") == "1"}
+        students = [str(s) for s in self.student]
+        assignments = [str(a) for a in self.assignment]
+        with open(self.to or "grades.csv", "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f)
+            w.writerow(self.KEYS + ["review"])
+            for assignment in gradebook.assignments:
+                if assignments and assignment.name not in assignments:
+                    continue
+                for student in gradebook.students:
+                    if students and student.id not in students:
+                        continue
+                    row = {"assignment": assignment.name, "duedate": assignment.duedate, "student_id": student.id,
+                           "last_name": student.last_name, "first_name": student.first_name, "email": student.email,
+                           "max_score": assignment.max_score}
+                    try:
+                        sub = gradebook.find_submission(assignment.name, student.id)
+                    except MissingEntry:
+                        row.update(timestamp="", raw_score=0.0, late_submission_penalty=0.0, score=0.0)
+                    else:
+                        penalty = sub.late_submission_penalty
+                        row.update(timestamp=sub.timestamp, raw_score=sub.score, late_submission_penalty=penalty,
+                                   score=max(0.0, sub.score - penalty))
+                    w.writerow(["" if row[k] is None else str(row[k]) for k in self.KEYS]
+                               + [review.get((assignment.name, student.id), "")])
+
+
+def export(root, config):
+    """grades.csv, as `nbgrader export` writes it with the course config (in this process)."""
+    from nbgrader.api import Gradebook
+    from traitlets.utils.importstring import import_item
+
+    config = config.copy()
+    config.CourseDirectory.root = str(root)
+    plugin = config.ExportApp.get("plugin_class", ReviewExportPlugin)
+    plugin = import_item(plugin) if isinstance(plugin, str) else plugin
+    extra = {"course_root": str(root)} if plugin.class_traits().get("course_root") else {}
+    with Gradebook(f"sqlite:///{Path(root) / 'gradebook.db'}") as gb:
+        plugin(config=config, to=str(Path(root) / "grades.csv"), **extra).export(gb)
