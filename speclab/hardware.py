@@ -329,45 +329,66 @@ def draw_deployment(fig, batch=1, accelerator="H100", context=1024, k=4, a=0.8, 
 
     Returns deployment(...) without its curves: the numbers tests read as widget.result.
     """
+    from matplotlib.ticker import MaxNLocator, NullLocator
+
     from .style import COLORS
     r = deployment(accelerator, context, batch, k, a, overhead_ms)
     cap, n = r["max_batch"], len(r["batches"])
-    ax1, ax2 = fig.subplots(1, 2, width_ratios=[1, 1.8])
+    # Fixed margins and no layout engine: with any engine (even "none") savefig lays the figure
+    # out in a first, unrendered draw before the real one, which was a third of a redraw's time
+    # (issue 17's 100 ms budget); these margins fit the labels.
+    fig.set_layout_engine(None)
+    ax1, ax2 = fig.subplots(1, 2, width_ratios=[1, 1.8], gridspec_kw=dict(
+        left=0.075, right=0.985, bottom=0.2, top=0.9, wspace=0.22))
     if r["fits"]:
         drafting = k * r["draft_bytes_ms"]
         ax1.bar([0, 1, 1, 2], [r["plain_ms"], drafting, k * overhead_ms, r["verify_ms"]],
                 bottom=[0, 0, drafting, 0], hatch=["", "", "//", ""], edgecolor="white", linewidth=0,
                 color=[COLORS["plain"], COLORS["draft"], COLORS["draft"], COLORS["target"]])
         ax1.set_xticks([0, 1, 2], ["plain\nstep", f"{k} draft steps\n(// overhead)", "verify\npass"])
-        ax1.set(ylabel="ms", title=f"One round at batch {batch}")
+        ax1.set_ylabel("ms")
+        ax1.set_title(f"One round at batch {batch}", y=1.0)
     else:
         used = [r["weights_gb"], r["memory_gb"] - r["weights_gb"]]
         ax1.bar([0, 0], used, bottom=[0, used[0]], color=[COLORS["plain"], COLORS["rejected"]], width=0.5)
         ax1.axhline(r["capacity_gb"], color="black", lw=1.5)
         ax1.set_xticks([0], [f"batch {batch}"])
-        ax1.set(xlim=(-0.8, 0.8), ylabel="GB", title=f"Needs {r['memory_gb']:.0f} GB of {r['capacity_gb']:.0f}")
+        ax1.set(xlim=(-0.8, 0.8), ylabel="GB")
+        ax1.set_title(f"Needs {r['memory_gb']:.0f} GB of {r['capacity_gb']:.0f}", y=1.0)
         ax1.text(0.3, r["capacity_gb"], "memory", va="bottom", fontsize=8)
         ax1.text(0, used[0] / 2, "weights", ha="center", va="center", color="white", fontsize=8)
         ax1.text(0, used[0] + used[1] / 2, "KV caches", ha="center", va="center", color="white", fontsize=8)
     shown = _CURVE[_CURVE < min(cap, n)]
     xs = r["batches"][shown]
-    ax2.plot(xs, r["ideal_curve"][shown], color=COLORS["target"], lw=1, ls="--", label="ideal draft")
-    ax2.plot(xs, r["speedup_curve"][shown], color=COLORS["target"], lw=2, label=f"{overhead_ms:.1f} ms overhead")
+    ax2.plot(xs, r["ideal_curve"][shown], color=COLORS["target"], lw=1, ls="--")
+    ax2.plot(xs, r["speedup_curve"][shown], color=COLORS["target"], lw=2)
+    # Labels beside the curves' flat start instead of a legend (a legend was a fifth of a redraw).
+    top, low = float(r["ideal_curve"][0]), float(r["speedup_curve"][0])
+    ax2.text(1.15, top + 0.06, "ideal draft (bytes only)", fontsize=8, va="bottom", color=COLORS["target"])
+    ax2.text(1.15, low - 0.08 if top - low < 0.3 else low + 0.06, f"draft + {overhead_ms:.1f} ms per step",
+             fontsize=8, va="top" if top - low < 0.3 else "bottom", color=COLORS["target"])
     ax2.axhline(1, color=COLORS["floor"], ls=":", lw=1)
     if cap < n:
         ax2.axvspan(max(cap, 1), n, color=COLORS["floor"], alpha=0.25, lw=0)
         ax2.text(n * 0.9, 0.15, f"more than {cap}\ndo not fit", ha="right", fontsize=8)
-    ax2.set(xscale="log", xlim=(1, n), ylim=(0, max(3.5, 1.1 * float(r["ideal_curve"][0]))),
+    ax2.set(xscale="log", xlim=(0.8, n), ylim=(0, max(3.5, 1.1 * float(r["ideal_curve"][0]))),
             xlabel="batch size (sequences)", ylabel="speedup")
+    # Plain decade labels and fixed title positions: a log axis' default labels are mathtext ($10^2$),
+    # parsed again at every redraw, and an automatic title position measures every tick label.
+    ax2.set_xticks([1, 10, 100, 1000], ["1", "10", "100", "1000"])
+    ax2.xaxis.set_minor_locator(NullLocator())
     slow = r["slower_batch"]
     ending = f"slower from batch {slow}" if slow else "never slower while it fits"
     if r["fits"]:
         ax2.plot([batch], [r["speedup"]], "o", color=COLORS["rejected"])
-        ax2.set_title(f"{r['speedup']:.2f}x at batch {batch}; {ending}")
+        ax2.set_title(f"{r['speedup']:.2f}x at batch {batch}; {ending}", y=1.0)
     else:
         ax2.axvline(batch, color=COLORS["rejected"], lw=1.5)
-        ax2.set_title(f"Batch {batch} does not fit: at most {cap} sequences", color=COLORS["rejected"])
-    ax2.legend(fontsize=8, loc="upper right")
+        ax2.set_title(f"Batch {batch} does not fit: at most {cap} sequences", color=COLORS["rejected"], y=1.0)
+    # Few ticks, no vertical grid under the bars: tick labels and grid lines are most of the drawing.
+    ax1.yaxis.set_major_locator(MaxNLocator(4))
+    ax1.grid(axis="x", visible=False)
+    ax2.set_yticks(np.arange(0, ax2.get_ylim()[1] + 1e-9, 1.0))
     return {key: v for key, v in r.items() if key not in ("batches", "speedup_curve", "ideal_curve")}
 
 
