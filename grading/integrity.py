@@ -911,7 +911,12 @@ class _Delegation:
                             if r.kind in ("helper", "instance", "module") and not _allowed(r, self.allowed[gid]):
                                 found.append((stmt.lineno, f"{DELEGATES} {_named(r, r.label)} as `{name}`"
                                                            + self._rule(gid)))
-            for node, refs, line, _, _ in self.an.references(stmt, self.an.glob):
+            try:
+                uses = self.an.references(stmt, self.an.glob)
+            except RecursionError:  # an expression nested thousands deep: unreadable, so not trusted
+                found.append((stmt.lineno, "is nested too deeply for the integrity scan to read"))
+                continue
+            for node, refs, line, _, _ in uses:
                 written = ast.unparse(node)
                 written = written if len(written) <= 60 else written[:57] + "..."
                 for r in refs:
