@@ -233,3 +233,23 @@ def window_tvs(P, Q, ctx, k, n_max, rule="correct"):
     J = _chained(_rounds_by_length(P, Q, k, rule), V, k, n_max)
     return np.array([0.5 * float(np.abs(J[n][ctx] - target_tokens_joint(P, ctx, n).ravel()).sum())
                      for n in range(1, n_max + 1)])
+
+
+def expected_sampling_tv(dist, n):
+    """The exact expected TV between the frequencies of n samples of `dist` and `dist` itself.
+
+    This is the noise floor a perfect sampler scores at n samples. Each cell's count is
+    Binomial(n, p); its mean absolute deviation has a closed form (de Moivre):
+    E|X - np| = 2 v C(n, v) p^v (1 - p)^(n - v + 1), with v = floor(np) + 1. Exact for any
+    cell size, where the normal approximation sum sqrt(p (1 - p) / (2 pi n)) needs np large.
+    """
+    from math import lgamma
+
+    p = np.asarray(dist, dtype=float).ravel()
+    p = p[p > 0]
+    v = np.floor(n * p) + 1
+    ok = (v <= n) & (p < 1)
+    p, v = p[ok], v[ok]
+    log_comb = lgamma(n + 1) - np.array([lgamma(x + 1) + lgamma(n - x + 1) for x in v])
+    mad = 2 * v * np.exp(log_comb + v * np.log(p) + (n - v + 1) * np.log1p(-p))
+    return 0.5 * float(mad.sum()) / n

@@ -9,6 +9,7 @@ speclab.speculative, so it emits the same tokens) and records every decision.
 """
 import numpy as np
 from matplotlib.patches import FancyBboxPatch
+from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
 from .sampling import sample_from
 from .speculative import RULES, accept_prob, draft_tokens, residual
@@ -100,4 +101,48 @@ def draw_round(ax, trace):
     m = len(trace["emitted"])
     ax.set_title(f"{n_ok} of {k} drafts accepted: {m} token{'s' if m > 1 else ''} "
                  f"from one target call{rule}")
+    return ax
+
+
+WINDOW_COLOURS = {"greedy": COLORS["rejected"], "no_resample": COLORS["draft"], "continue": COLORS["bonus"]}
+
+
+def draw_windows(ax, windows, exact_tv, floor, measured=None, k=None, floor_label="floor"):
+    """Notebook 04's window figure: the exact TV of each shortcut's first n tokens, n in `windows`.
+
+    exact_tv: {rule: [TV for each window]}; floor: a perfect sampler's expected TV per window;
+    measured: optional {rule: [simulated TV per window]} drawn as dots; k: shade the windows
+    n > k (those a larger k would still change). Log scale from 1e-3 to 1: an exact 0 (a rule
+    that is exact in that window) is drawn as a hollow marker on the bottom edge.
+    """
+    bottom = 1e-3
+    windows = np.asarray(windows)
+    ax.axvspan(1.5, 2.5, color=COLORS["floor"], alpha=0.15, lw=0)
+    ax.text(2, 0.6, "the NumPy walk-through's window", ha="center", fontsize=8, color=COLORS["plain"])
+    if k is not None and k < windows.max():
+        ax.axvspan(k + 0.5, windows.max() + 0.5, color=COLORS["target"], alpha=0.06, lw=0)
+        ax.text(windows.max() + 0.4, 0.6, f"n > k = {k}: these would change with a larger k", ha="right",
+                fontsize=8, color=COLORS["target"])
+    for rule, values in exact_tv.items():
+        values = np.asarray(values, dtype=float)
+        zero = values < 1e-12
+        shown = np.where(zero, bottom, values)
+        colour = WINDOW_COLOURS.get(rule, COLORS["plain"])
+        ax.plot(windows, shown, "-", color=colour, lw=1.8, label=f"{rule}" + ("" if measured is None else ": exact"))
+        if zero.any():
+            ax.plot(windows[zero], shown[zero], "o", mfc="white", color=colour, ms=6, clip_on=False)
+        if measured is not None and rule in measured:
+            ax.plot(windows, measured[rule], "o", color=colour, ms=5)
+    ax.plot(windows, floor, "--", color=COLORS["floor"], label=floor_label)
+    ax.set_yscale("log")
+    ax.set_ylim(bottom, 1)
+    # plain tick labels: log axes' default 10^x labels go through mathtext, a third of a redraw
+    ax.yaxis.set_major_locator(FixedLocator([1e-3, 1e-2, 1e-1, 1.0]))
+    ax.yaxis.set_major_formatter(FixedFormatter(["0.001", "0.01", "0.1", "1"]))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.set_xlim(windows.min() - 0.5, windows.max() + 0.5)
+    ax.set_xticks(windows)
+    ax.set_xlabel("window: the first n emitted tokens (hollow marker: exactly 0)")
+    ax.set_ylabel("TV from the target's joint")
+    ax.legend(fontsize=8, ncol=2, loc="lower right")
     return ax

@@ -135,6 +135,31 @@ def test_the_figures_notebook_04_quotes():
     assert list(exact.window_tvs(P, GOOD, 0, 4, 4, "continue")) == [tv[(n, "continue")] for n in (1, 2, 3, 4)]
 
 
+def test_expected_sampling_tv_is_the_binomial_mean_absolute_deviation():
+    """A perfect sampler's expected TV, from de Moivre's closed form, against the plain binomial sum."""
+    for dist, n in (([0.5, 0.3, 0.2], 10), ([0.9, 0.05, 0.05], 7), ([0.25] * 4, 40), ([1.0, 0.0], 5)):
+        plain = 0.5 / n * sum(math.comb(n, x) * p ** x * (1 - p) ** (n - x) * abs(x - n * p)
+                              for p in dist for x in range(n + 1))
+        assert abs(exact.expected_sampling_tv(dist, n) - plain) < 1e-12, (dist, n)
+    J = target_joint(P, 0)
+    normal = float(np.sqrt(J * (1 - J) / (2 * np.pi * 60_000)).sum())
+    assert abs(exact.expected_sampling_tv(J, 60_000) - normal) < 1e-5, "many samples: the normal approximation"
+
+
+def test_draw_windows_marks_exact_zeros():
+    import matplotlib
+    matplotlib.use("Agg")
+    from speclab import widgets
+    fig = widgets.new_figure((7.5, 3.6))
+    ax = fig.add_subplot()
+    tvs = {rule: exact.window_tvs(P, GOOD, 0, 1, 4, rule) for rule in RULES[1:]}
+    roundview.draw_windows(ax, np.arange(1, 5), tvs, [0.003, 0.007, 0.014, 0.027], k=1)
+    hollow = [line for line in ax.lines if line.get_marker() == "o" and line.get_markerfacecolor() == "white"]
+    assert len(hollow) == 1 and len(hollow[0].get_xdata()) == 4, "continue at k = 1 is exactly 0 in all four windows"
+    assert ax.get_ylim() == (1e-3, 1)
+    widgets.png(fig)
+
+
 def test_expected_round_perfect_draft():
     acc, emitted = exact.expected_round(P, P, 0, 4, "correct")
     assert abs(acc - 4) < 1e-12 and abs(emitted - 5) < 1e-12

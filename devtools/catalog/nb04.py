@@ -89,6 +89,22 @@ def tv_distance(a, b):
 def tv_distance(a, b):
     return float(np.linalg.norm(np.ravel(a) - np.ravel(b), 1)) / 2
 """,
+            "arrays subtracted directly, as the text allows": """
+def tv_distance(a, b):
+    return 0.5 * np.abs(a - b).sum()
+""",
+        },
+        "delegate": {
+            "the course's tv_distance under another name": """
+from speclab.speculative import tv_distance as course_tv
+def tv_distance(a, b):
+    return course_tv(a, b)
+""",
+            "the course's tv_distance through a module attribute": """
+import speclab.speculative as S
+def tv_distance(a, b):
+    return S.tv_distance(a, b)
+""",
         },
     },
     "target_joint": {
@@ -130,6 +146,18 @@ def target_joint(P, ctx):
             "diagonal matrix product": """
 def target_joint(P, ctx):
     return np.diag(P[ctx]) @ P
+""",
+        },
+        "delegate": {
+            "the course's target_joint through a module attribute": """
+from speclab import speculative
+def target_joint(P, ctx):
+    return speculative.target_joint(P, ctx)
+""",
+            "speclab.exact's joint of the target's next n tokens, with n = 2": """
+from speclab.exact import target_tokens_joint
+def target_joint(P, ctx):
+    return target_tokens_joint(P, ctx, 2)
 """,
         },
     },
@@ -176,6 +204,10 @@ def target_joint(P, ctx):
                 ("kept = rng.random() < p[x] / q[x]", "kept = rng.random() < p[x]")),
             "the rejected draft is emitted instead of a residual sample": _edit(
                 (_FIX, "        out.append(int(x))\n")),
+            "returns a tuple instead of a list": _edit(
+                ("        return out\n    out.append", "        return tuple(out)\n    out.append"),
+                ("    out.append(sample_from(P[prefixes[-1]], rng.random()))\n    return out\n",
+                 "    out.append(sample_from(P[prefixes[-1]], rng.random()))\n    return tuple(out)\n")),
             "residual sampled with the accept test's uniform": _edit(
                 ("            kept = rng.random() < p[x] / q[x]\n",
                  "            u = rng.random()\n            kept = u < p[x] / q[x]\n"),
@@ -221,13 +253,25 @@ def verify_round(P, Q, ctx, drafted, rng, rule="correct"):
     return out + [draw(ps[-1])]
 """,
         },
+        "delegate": {
+            "the course's verify_round under another name": """
+from speclab.speculative import verify_round as course_round
+def verify_round(P, Q, ctx, drafted, rng, rule="correct"):
+    return course_round(P, Q, ctx, drafted, rng, rule)
+""",
+            "the course's verify_round, reached through speclab.sweeps (notebook 05's loop)": """
+from speclab import sweeps
+def verify_round(P, Q, ctx, drafted, rng, rule="correct"):
+    return sweeps.verify_round(P, Q, ctx, drafted, rng, rule)
+""",
+        },
     },
     "speculative_joint": {
         "wrong": {
             "counts, not frequencies": """
-def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     counts = np.zeros((len(P), len(P)))
-    for _ in range(rounds):
+    for _ in range(trials):
         out, t = [], ctx
         while len(out) < 2:
             out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
@@ -236,111 +280,111 @@ def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
     return counts
 """,
             "transposed": """
-def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     counts = np.zeros((len(P), len(P)))
-    for _ in range(rounds):
+    for _ in range(trials):
         out, t = [], ctx
         while len(out) < 2:
             out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
             t = out[-1]
         counts[out[1], out[0]] += 1
-    return counts / rounds
+    return counts / trials
 """,
             "the next round restarts from ctx": """
-def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     counts = np.zeros((len(P), len(P)))
-    for _ in range(rounds):
+    for _ in range(trials):
         out = []
         while len(out) < 2:
             out += verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng, rule)
         counts[out[0], out[1]] += 1
-    return counts / rounds
+    return counts / trials
 """,
             "the rule is not passed on": """
-def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     counts = np.zeros((len(P), len(P)))
-    for _ in range(rounds):
+    for _ in range(trials):
         out, t = [], ctx
         while len(out) < 2:
             out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
             t = out[-1]
         counts[out[0], out[1]] += 1
-    return counts / rounds
+    return counts / trials
 """,
             "second token straight from the target when a round emits one": """
-def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     counts = np.zeros((len(P), len(P)))
-    for _ in range(rounds):
+    for _ in range(trials):
         out = verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng, rule)
         if len(out) < 2:
             out.append(sample_from(P[out[0]], rng.random()))
         counts[out[0], out[1]] += 1
-    return counts / rounds
+    return counts / trials
 """,
             "one draft reused for the second round": """
-def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     counts = np.zeros((len(P), len(P)))
-    for _ in range(rounds):
+    for _ in range(trials):
         d = draft_tokens(Q, ctx, k, rng)
         out = verify_round(P, Q, ctx, d, rng, rule)
         if len(out) < 2:
             out += verify_round(P, Q, out[-1], d, rng, rule)
         counts[out[0], out[1]] += 1
-    return counts / rounds
+    return counts / trials
 """,
             "drafts k - 1 tokens": """
-def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     counts = np.zeros((len(P), len(P)))
-    for _ in range(rounds):
+    for _ in range(trials):
         out, t = [], ctx
         while len(out) < 2:
             out += verify_round(P, Q, t, draft_tokens(Q, t, max(1, k - 1), rng), rng, rule)
             t = out[-1]
         counts[out[0], out[1]] += 1
-    return counts / rounds
+    return counts / trials
 """,
             "its own generator instead of rng": """
-def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     mine = np.random.default_rng(0)
     counts = np.zeros((len(P), len(P)))
-    for _ in range(rounds):
+    for _ in range(trials):
         out, t = [], ctx
         while len(out) < 2:
             out += verify_round(P, Q, t, draft_tokens(Q, t, k, mine), mine, rule)
             t = out[-1]
         counts[out[0], out[1]] += 1
-    return counts / rounds
+    return counts / trials
 """,
             "the last two tokens of the first round": """
-def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     counts = np.zeros((len(P), len(P)))
-    for _ in range(rounds):
+    for _ in range(trials):
         out, t = [], ctx
         while len(out) < 2:
             out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
             t = out[-1]
         counts[out[-2], out[-1]] += 1
-    return counts / rounds
+    return counts / trials
 """,
         },
         "right": {
             "the reference": """
-def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     counts = np.zeros((len(P), len(P)))
-    for _ in range(rounds):
+    for _ in range(trials):
         out, t = [], ctx
         while len(out) < 2:
             out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
             t = out[-1]
         counts[out[0], out[1]] += 1
-    return counts / rounds
+    return counts / trials
 """,
             "a Counter of pairs": """
 from collections import Counter
 
-def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     pairs = Counter()
-    for _ in range(rounds):
+    for _ in range(trials):
         emitted = []
         while len(emitted) < 2:
             t = emitted[-1] if emitted else ctx
@@ -348,13 +392,13 @@ def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
         pairs[tuple(emitted[:2])] += 1
     J = np.zeros((len(P), len(P)))
     for (x, y), n in pairs.items():
-        J[x, y] = n / rounds
+        J[x, y] = n / trials
     return J
 """,
             "np.add.at after collecting the pairs": """
-def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
+def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     firsts, seconds = [], []
-    for _ in range(rounds):
+    for _ in range(trials):
         out = verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng, rule)
         while len(out) < 2:
             t = out[-1]
@@ -362,23 +406,317 @@ def speculative_joint(P, Q, ctx, k, rounds, rng, rule="correct"):
         firsts.append(out[0])
         seconds.append(out[1])
     J = np.zeros((len(P), len(P)))
-    np.add.at(J, (np.array(firsts), np.array(seconds)), 1.0 / rounds)
+    np.add.at(J, (np.array(firsts), np.array(seconds)), 1.0 / trials)
+    return J
+""",
+        },
+        "delegate": {
+            "the course's speculative_joint under another name": """
+from speclab.speculative import speculative_joint as course_joint
+def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
+    return course_joint(P, Q, ctx, k, trials, rng, rule)
+""",
+            "the course's first_two_tokens for each trial": """
+from speclab import speculative
+def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
+    J = np.zeros((len(P), len(P)))
+    for _ in range(trials):
+        x, y = speculative.first_two_tokens(P, Q, ctx, k, rng, rule)
+        J[x, y] += 1 / trials
     return J
 """,
         },
     },
-    "predicted_worst": {
+    "speculative_joint3": {
         "wrong": {
-            "no_resample": 'def predicted_worst():\n    return "no_resample"\n',
-            "continue": 'def predicted_worst():\n    return "continue"\n',
-            "the correct rule": 'def predicted_worst():\n    return "correct"\n',
-            "a variable, not a function": 'predicted_worst = "greedy"\n',
+            "counts, not frequencies": ("""
+def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
+    counts = np.zeros((6, 6, 6))
+    for _ in range(trials):
+        out, t = [], ctx
+        while len(out) < 3:
+            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
+            t = out[-1]
+        counts[out[0], out[1], out[2]] += 1
+    return counts
+""", "1/trials"),
+            "every round restarts from ctx": ("""
+def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
+    counts = np.zeros((6, 6, 6))
+    for _ in range(trials):
+        out = []
+        while len(out) < 3:
+            out += verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng, rule)
+        counts[out[0], out[1], out[2]] += 1
+    return counts / trials
+""", "from THAT token"),
+            "the third token straight from the target when the first round emits two": ("""
+def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
+    counts = np.zeros((6, 6, 6))
+    for _ in range(trials):
+        out, t = [], ctx
+        while len(out) < 2:
+            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
+            t = out[-1]
+        if len(out) < 3:
+            out.append(sample_from(P[out[-1]], rng.random()))
+        counts[out[0], out[1], out[2]] += 1
+    return counts / trials
+""", "NEXT round"),
+            "the rule is not passed on": """
+def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
+    counts = np.zeros((6, 6, 6))
+    for _ in range(trials):
+        out, t = [], ctx
+        while len(out) < 3:
+            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+            t = out[-1]
+        counts[out[0], out[1], out[2]] += 1
+    return counts / trials
+""",
+            "axes reversed (z, y, x)": """
+def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
+    counts = np.zeros((6, 6, 6))
+    for _ in range(trials):
+        out, t = [], ctx
+        while len(out) < 3:
+            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
+            t = out[-1]
+        counts[out[2], out[1], out[0]] += 1
+    return counts / trials
+""",
+            "still the two-token window, spread over a third axis": """
+def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
+    counts = np.zeros((6, 6, 6))
+    for _ in range(trials):
+        out, t = [], ctx
+        while len(out) < 2:
+            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
+            t = out[-1]
+        counts[out[0], out[1], :] += 1 / 6
+    return counts / trials
+""",
+            "the first round's last three tokens": """
+def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
+    counts = np.zeros((6, 6, 6))
+    for _ in range(trials):
+        out, t = [], ctx
+        while len(out) < 3:
+            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
+            t = out[-1]
+        counts[out[-3], out[-2], out[-1]] += 1
+    return counts / trials
+""",
         },
         "right": {
-            "greedy": 'def predicted_worst():\n    return "greedy"\n',
-            "greedy, built from a list": 'def predicted_worst():\n    return ["continue", "greedy"][1]\n',
+            "speculative_joint with a third token": """
+def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
+    counts = np.zeros((len(P),) * 3)
+    for _ in range(trials):
+        out, t = [], ctx
+        while len(out) < 3:
+            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
+            t = out[-1]
+        counts[tuple(out[:3])] += 1
+    return counts / trials
+""",
+            "a Counter of triples": """
+from collections import Counter
+
+def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
+    seen = Counter()
+    for _ in range(trials):
+        emitted = []
+        while len(emitted) < 3:
+            t = emitted[-1] if emitted else ctx
+            emitted.extend(verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule=rule))
+        seen[tuple(emitted[:3])] += 1
+    J = np.zeros((6, 6, 6))
+    for triple, n in seen.items():
+        J[triple] = n / trials
+    return J
+""",
+        },
+        "delegate": {
+            "the course's verify_round instead of the student's own": """
+from speclab.speculative import verify_round as course_round
+def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
+    counts = np.zeros((6, 6, 6))
+    for _ in range(trials):
+        out, t = [], ctx
+        while len(out) < 3:
+            out += course_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
+            t = out[-1]
+        counts[out[0], out[1], out[2]] += 1
+    return counts / trials
+""",
         },
     },
+    "three_token_tv": {
+        "wrong": {
+            "TV without the 0.5": """
+def three_token_tv(P, Q, ctx, k, rule="correct"):
+    V = len(P)
+    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
+    M1 = first_token_marginal(P, Q, rule)
+    J2 = [first_two_joint(P, Q, x, k, rule) for x in range(V)]
+    J = np.zeros((V, V, V))
+    for row, w in zip(tokens, prob):
+        out = row[row >= 0]
+        if len(out) >= 3:
+            J[out[0], out[1], out[2]] += w
+        elif len(out) == 2:
+            J[out[0], out[1]] += w * M1[out[1]]
+        else:
+            J[out[0]] += w * J2[out[0]]
+    T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]
+    return float(np.abs(J - T).sum())
+""",
+            "the target's three tokens taken as independent draws from P[ctx]": """
+def three_token_tv(P, Q, ctx, k, rule="correct"):
+    V = len(P)
+    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
+    M1 = first_token_marginal(P, Q, rule)
+    J2 = [first_two_joint(P, Q, x, k, rule) for x in range(V)]
+    J = np.zeros((V, V, V))
+    for row, w in zip(tokens, prob):
+        out = row[row >= 0]
+        if len(out) >= 3:
+            J[out[0], out[1], out[2]] += w
+        elif len(out) == 2:
+            J[out[0], out[1]] += w * M1[out[1]]
+        else:
+            J[out[0]] += w * J2[out[0]]
+    p = P[ctx]
+    T = p[:, None, None] * p[None, :, None] * p[None, None, :]
+    return 0.5 * float(np.abs(J - T).sum())
+""",
+            "after a two-token round, the third token from the target instead of a new round": """
+def three_token_tv(P, Q, ctx, k, rule="correct"):
+    V = len(P)
+    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
+    J2 = [first_two_joint(P, Q, x, k, rule) for x in range(V)]
+    J = np.zeros((V, V, V))
+    for row, w in zip(tokens, prob):
+        out = row[row >= 0]
+        if len(out) >= 3:
+            J[out[0], out[1], out[2]] += w
+        elif len(out) == 2:
+            J[out[0], out[1]] += w * P[out[1]]
+        else:
+            J[out[0]] += w * J2[out[0]]
+    T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]
+    return 0.5 * float(np.abs(J - T).sum())
+""",
+            "after a one-token round, the next two from the target instead of new rounds": """
+def three_token_tv(P, Q, ctx, k, rule="correct"):
+    V = len(P)
+    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
+    M1 = first_token_marginal(P, Q, rule)
+    J = np.zeros((V, V, V))
+    for row, w in zip(tokens, prob):
+        out = row[row >= 0]
+        if len(out) >= 3:
+            J[out[0], out[1], out[2]] += w
+        elif len(out) == 2:
+            J[out[0], out[1]] += w * M1[out[1]]
+        else:
+            J[out[0]] += w * P[out[0]][:, None] * P
+    T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]
+    return 0.5 * float(np.abs(J - T).sum())
+""",
+            "the continuation always from ctx": """
+def three_token_tv(P, Q, ctx, k, rule="correct"):
+    V = len(P)
+    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
+    M1 = first_token_marginal(P, Q, rule)
+    J2 = first_two_joint(P, Q, ctx, k, rule)
+    J = np.zeros((V, V, V))
+    for row, w in zip(tokens, prob):
+        out = row[row >= 0]
+        if len(out) >= 3:
+            J[out[0], out[1], out[2]] += w
+        elif len(out) == 2:
+            J[out[0], out[1]] += w * M1[ctx]
+        else:
+            J[out[0]] += w * J2
+    T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]
+    return 0.5 * float(np.abs(J - T).sum())
+""",
+            "rounds that emit fewer than three tokens are dropped": """
+def three_token_tv(P, Q, ctx, k, rule="correct"):
+    V = len(P)
+    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
+    J = np.zeros((V, V, V))
+    for row, w in zip(tokens, prob):
+        out = row[row >= 0]
+        if len(out) >= 3:
+            J[out[0], out[1], out[2]] += w
+    T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]
+    return 0.5 * float(np.abs(J - T).sum())
+""",
+            "the two-token window measured instead": """
+def three_token_tv(P, Q, ctx, k, rule="correct"):
+    return tv_distance(first_two_joint(P, Q, ctx, k, rule), target_joint(P, ctx))
+""",
+        },
+        "right": {
+            "a loop over the outcomes": """
+def three_token_tv(P, Q, ctx, k, rule="correct"):
+    V = len(P)
+    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
+    M1 = first_token_marginal(P, Q, rule)
+    J2 = [first_two_joint(P, Q, x, k, rule) for x in range(V)]
+    J = np.zeros((V, V, V))
+    for row, w in zip(tokens, prob):
+        out = row[row >= 0]
+        if len(out) >= 3:
+            J[out[0], out[1], out[2]] += w
+        elif len(out) == 2:
+            J[out[0], out[1]] += w * M1[out[1]]
+        else:
+            J[out[0]] += w * J2[out[0]]
+    return tv_distance(J, target_joint(P, ctx)[:, :, None] * P[None, :, :])
+""",
+            "outcomes grouped by length with dictionaries, plain Python TV": """
+def three_token_tv(P, Q, ctx, k, rule="correct"):
+    V = len(P)
+    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
+    M1 = first_token_marginal(P, Q, rule)
+    J2 = {x: first_two_joint(P, Q, x, k, rule) for x in range(V)}
+    joint = {}
+    for row, w in zip(tokens.tolist(), prob.tolist()):
+        out = [t for t in row if t >= 0]
+        if len(out) >= 3:
+            ends = {tuple(out[:3]): w}
+        elif len(out) == 2:
+            ends = {(out[0], out[1], z): w * M1[out[1], z] for z in range(V)}
+        else:
+            ends = {(out[0], y, z): w * J2[out[0]][y, z] for y in range(V) for z in range(V)}
+        for key, value in ends.items():
+            joint[key] = joint.get(key, 0.0) + value
+    total = 0.0
+    for x in range(V):
+        for y in range(V):
+            for z in range(V):
+                total += abs(joint.get((x, y, z), 0.0) - P[ctx, x] * P[x, y] * P[y, z])
+    return total / 2
+""",
+        },
+        "delegate": {
+            "speclab.exact's window_tv with a window of 3": """
+from speclab import exact
+def three_token_tv(P, Q, ctx, k, rule="correct"):
+    return exact.window_tv(P, Q, ctx, k, 3, rule)
+""",
+            "speclab.exact's first_tokens_joint and target_tokens_joint": """
+from speclab.exact import first_tokens_joint as fj, target_tokens_joint as tj
+def three_token_tv(P, Q, ctx, k, rule="correct"):
+    return 0.5 * float(np.abs(fj(P, Q, ctx, k, 3, rule) - tj(P, ctx, 3)).sum())
+""",
+        },
+    },
+
 }
 
 # Break-it: each broken rule must break exactly as specified. These are wrong answers for the
@@ -389,6 +727,8 @@ _BREAKIT = {
     "break-it: greedy that draws a uniform for its test": _edit(
         ("            kept = x == int(np.argmax(p))\n",
          "            rng.random()\n            kept = x == int(np.argmax(p))\n")),
+    "break-it: greedy keeps the last maximum on a tie": (_edit(
+        ("kept = x == int(np.argmax(p))", "kept = x == len(p) - 1 - int(np.argmax(p[::-1]))")), "FIRST maximum"),
     "break-it: greedy against the draft's argmax": _edit(
         ("kept = x == int(np.argmax(p))", "kept = x == int(np.argmax(q))")),
     "break-it: greedy that samples p on rejection": _edit(
@@ -430,7 +770,7 @@ MESSAGES = {
     ("verify_round", "break-it: greedy implemented as the correct rule (does not break)"): "draws no uniform",
     ("verify_round", "break-it: no_resample implemented as the correct rule (does not break)"): "not the residual",
     ("verify_round", "break-it: continue implemented as the correct rule (does not break)"): "drafted[i+1:]",
-    ("speculative_joint", "counts, not frequencies"): "1/rounds",
+    ("speculative_joint", "counts, not frequencies"): "1/trials",
     ("speculative_joint", "the next round restarts from ctx"): "from THAT token",
 }
 for (_func, _desc), _fragment in MESSAGES.items():
