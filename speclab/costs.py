@@ -68,7 +68,7 @@ def break_even_cost(tokens_per_call, k):
 #   * kernel launches: a 16-layer draft such as Llama-3.2-1B runs on the order of 300
 #     kernels per step, at a few microseconds each to launch and finish: 0.5-1 ms when
 #     the steps are not captured in a CUDA graph;
-#   * a measured pair: Chen et al. 2023 (arXiv 2302.01318, section 4) serve Chinchilla 70B
+#   * a measured pair: Chen et al. 2023 (arXiv 2302.01318) serve Chinchilla 70B
 #     at 14.1 ms per token and their 4B draft at 1.8 ms per token on 16 TPU v4 chips
 #     (c = 1.8 / 14.1 = 0.128, the c ~ 0.13 the course quotes). Reading 4B bf16 weights
 #     (8 GB) at 16 x 1.2 TB/s takes about 0.42 ms, so about 1.4 ms of each draft step
@@ -129,7 +129,7 @@ TABLE2_T5_SMALL = [
 ]
 
 # Chen et al. 2023 (arXiv 2302.01318): Chinchilla 70B served on 16 TPU v4 at 14.1 ms per
-# token, a 4B draft at 1.8 ms per token (section 4), K = 4 drafts per round; Table 1 reports
+# token, a 4B draft at 1.8 ms per token, K = 4 drafts per round; Table 1 reports
 # 1.92x on XSum and 2.46x on HumanEval.
 CHEN = {"pair": "4B drafting for Chinchilla 70B", "K": 4, "t_target_s": 14.1e-3, "t_draft_s": 1.8e-3,
         "speedup": {"XSum": 1.92, "HumanEval": 2.46}}
