@@ -24,7 +24,7 @@ from typing import Callable
 import nbformat
 
 from . import catalog
-from grading.course import nbgrader, release_notebook, source_notebook
+from grading.course import generate_assignment, release_notebook, source_notebook
 
 # The exercise whose cell the runtime cases break: its tests are the fewest points, and no
 # other exercise's test depends on it, so a loop there costs one cell timeout, not four.
@@ -253,7 +253,7 @@ def _older_release(root, aid):
         old = Path(tmp)
         (old / "solutions" / aid).mkdir(parents=True)
         nbformat.write(source, old / "solutions" / aid / f"{aid}.ipynb")
-        nbgrader("generate_assignment", aid, "--force", "--log-level=ERROR", root=old, capture=True)
+        generate_assignment(aid, root=old)
         nb = nbformat.read(old / "notebooks" / aid / f"{aid}.ipynb", as_version=4)
     answers = {_meta(c)["grade_id"]: c.source for c in source.cells if _meta(c).get("solution")}
     for cell in nb.cells:

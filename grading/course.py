@@ -1,4 +1,5 @@
 """Where the course's pieces live, and how to run nbgrader on them."""
+import functools
 import os
 import subprocess
 import sys
@@ -74,3 +75,40 @@ def nbgrader(*args, root=REPO, check=True, capture=False, timeout=None, env=None
     cmd = [sys.executable, "-m", "nbgrader", *args]
     return subprocess.run(cmd, cwd=root, env=env, check=check, timeout=timeout,
                           capture_output=capture, text=True)
+
+
+@functools.lru_cache(maxsize=1)
+def _schema_version():
+    """The gradebook schema version nbgrader stamps into a new gradebook: what its get_alembic_version asks
+    the `alembic heads` command for (a Python start-up of its own), read here from the same migration
+    scripts, in this process."""
+    import nbgrader
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    alembic = Config()
+    alembic.set_main_option("script_location", str(Path(nbgrader.__file__).parent / "alembic"))
+    return ScriptDirectory.from_config(alembic).get_current_head()
+
+
+def nbgrader_api(root=REPO, config=None, db=None, release_dir=None):
+    """nbgrader's NbGraderAPI on the course `root` with the course config, in this process (no nbgrader
+    start-up per command); `db` and `release_dir` point the gradebook and the release elsewhere."""
+    import nbgrader.api
+    from nbgrader.apps import NbGraderAPI
+
+    nbgrader.api.get_alembic_version = _schema_version
+    config = (config or load_config()).copy()
+    config.CourseDirectory.root = str(root)
+    if db is not None:
+        config.CourseDirectory.db_url = f"sqlite:///{db}"
+    if release_dir is not None:
+        config.CourseDirectory.release_directory = str(release_dir)
+    return NbGraderAPI(config=config)
+
+
+def generate_assignment(aid, root=REPO, release_dir=None):
+    """`nbgrader generate_assignment ID --force`, in this process; raises if nbgrader could not."""
+    result = nbgrader_api(root, release_dir=release_dir).generate_assignment(aid, force=True, create=True)
+    if not result.get("success"):
+        raise RuntimeError(f"nbgrader generate_assignment {aid} failed:\n{result.get('error') or result.get('log')}")

@@ -14,6 +14,7 @@ Slowest module of the grading tests. SLOW: the class fixture (19 submissions, th
 loop until the timeout and two of which run out of memory) and the self-check of every broken
 submission (the same grading again).
 """
+import csv
 import os
 import shutil
 import signal
@@ -243,3 +244,9 @@ def test_command_line(course, honest, tmp_path_factory):
     assert "failed to grade (1" in run.stdout and "bad_json" in run.stdout
     assert "[" in run.stderr and "2/2" in run.stderr, "a progress line per submission"
     assert score(root, AID, "reference") == bs.full_marks(root, AID)
+    # `nbgrader export` by hand writes the review column too: the plugin is in the course config
+    (root / "grades.csv").unlink()
+    nbgrader("export", "--log-level=ERROR", root=root)
+    with open(root / "grades.csv", newline="") as f:
+        review = {row["student_id"]: row["review"] for row in csv.DictReader(f)}
+    assert "could not be read" in review["bad_json"] and review["reference"] == ""

@@ -1,4 +1,5 @@
-"""Per notebook: time to execute the source headless, and autograde time per submission."""
+"""Per notebook: time to execute the source headless, and stock `nbgrader autograde` time per submission
+(one process grading 3 submissions, its start-up included)."""
 import shutil
 import tempfile
 import time
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import nbformat
 
-from grading.course import REPO, assignments, nbgrader, source_notebook
+from grading.course import REPO, assignments, generate_assignment, nbgrader, source_notebook
 from grading.execute import execute
 
 
@@ -23,7 +24,7 @@ def autograde_seconds(aid, n):
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         shutil.copytree(REPO / "solutions" / aid, root / "solutions" / aid)
-        nbgrader("generate_assignment", aid, "--force", "--log-level=ERROR", root=root)
+        generate_assignment(aid, root=root)
         nb = nbformat.read(source_notebook(aid), as_version=4)
         for i in range(n):
             folder = root / "submitted" / f"student{i}" / aid

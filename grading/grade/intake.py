@@ -10,6 +10,7 @@ from pathlib import Path
 import nbformat
 
 from .. import integrity
+from ..course import nbgrader_api
 
 
 @dataclass
@@ -63,36 +64,6 @@ def submissions(root, only=None):
     return found
 
 
-def _api(config, root, db, release_dir):
-    from nbgrader.apps import NbGraderAPI
-
-    config = config.copy()
-    config.CourseDirectory.root = str(root)
-    config.CourseDirectory.db_url = f"sqlite:///{db}"
-    config.CourseDirectory.release_directory = str(release_dir)
-    return NbGraderAPI(config=config)
-
-
-@functools.lru_cache(maxsize=1)
-def _schema_version():
-    """The gradebook schema version nbgrader stamps into a new gradebook: what its get_alembic_version asks
-    the `alembic heads` command for (a Python start-up of its own), read here from the same migration
-    scripts, in this process."""
-    import nbgrader
-    from alembic.config import Config
-    from alembic.script import ScriptDirectory
-
-    alembic = Config()
-    alembic.set_main_option("script_location", str(Path(nbgrader.__file__).parent / "alembic"))
-    return ScriptDirectory.from_config(alembic).get_current_head()
-
-
-def _no_alembic_process():
-    import nbgrader.api
-
-    nbgrader.api.get_alembic_version = _schema_version
-
-
 def gradebooks(root, aids, config, template, release_dir):
     """Register each assignment in the course gradebook if it is not there yet, and build the template
     gradebook: the assignments and their cells, no students. Both by nbgrader's generate_assignment
@@ -100,7 +71,6 @@ def gradebooks(root, aids, config, template, release_dir):
     Returns the assignment ids nbgrader could not generate (no such source folder)."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    _no_alembic_process()
     root = Path(root)
     course_db = root / "gradebook.db"
     with Gradebook(f"sqlite:///{course_db}") as gb:
@@ -112,11 +82,11 @@ def gradebooks(root, aids, config, template, release_dir):
             except MissingEntry:
                 pass
     unknown = []
-    course_api = _api(config, root, course_db, release_dir)
+    course_api = nbgrader_api(root, config, db=course_db, release_dir=release_dir)
     for aid in aids:
         if aid not in known and not course_api.generate_assignment(aid, force=True, create=True).get("success"):
             unknown.append(aid)
-    template_api = _api(config, root, template, release_dir)
+    template_api = nbgrader_api(root, config, db=template, release_dir=release_dir)
     for aid in aids:
         if aid not in unknown and not template_api.generate_assignment(aid, force=True, create=True).get("success"):
             unknown.append(aid)
