@@ -338,8 +338,13 @@ def draw_deployment(fig, batch=1, accelerator="H100", context=1024, k=4, a=0.8, 
     # out in a first, unrendered draw before the real one, which was a third of a redraw's time
     # (issue 17's 100 ms budget); these margins fit the labels.
     fig.set_layout_engine(None)
-    ax1, ax2 = fig.subplots(1, 2, width_ratios=[1, 1.8], gridspec_kw=dict(
-        left=0.075, right=0.985, bottom=0.2, top=0.9, wspace=0.22))
+    kept = getattr(fig, "_deployment_axes", ())
+    if len(kept) == 2 and not fig.axes:  # the widget cleared its figure: put the same (emptied) axes back
+        ax1, ax2 = (fig.add_axes(ax) for ax in kept)
+    else:                                 # building axes is a seventh of a redraw, so it happens once
+        ax1, ax2 = fig.subplots(1, 2, width_ratios=[1, 1.8], gridspec_kw=dict(
+            left=0.075, right=0.985, bottom=0.2, top=0.9, wspace=0.22))
+        fig._deployment_axes = (ax1, ax2)
     if r["fits"]:
         drafting = k * r["draft_bytes_ms"]
         ax1.bar([0, 1, 1, 2], [r["plain_ms"], drafting, k * overhead_ms, r["verify_ms"]],
