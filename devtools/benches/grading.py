@@ -15,13 +15,17 @@ thread), so the ratios measure the graders, not a backend. Goals (issue 16): our
 stock's time (per core), ours/N at least 1.8x faster than stock on 2 cores.
 
 Also printed: the floor, the notebooks' bare execution per submission (nbclient, kernel start
-included, no nbgrader), and where ours spends its time per submission (intake, nbgrader's
-autograde and feedback, notes, publishing) and per run (gradebooks, merging, report).
+included, no nbgrader); the CPU seconds each way spends per submission, all processes counted
+(kernels included), which the other jobs on a shared machine do not change the way they change
+wall time; and where ours spends its time per submission (intake, nbgrader's autograde and
+feedback, notes, publishing, CPU) and per run (gradebooks, merging, report).
 """
 import os
+import resource
 import shutil
 import tempfile
 import time
+from multiprocessing import forkserver
 from pathlib import Path
 
 from devtools import badsubmissions as bs
@@ -37,6 +41,23 @@ N_SUBMISSIONS = max(2, int(os.environ.get("SPECLAB_BENCH_CLASS", 12)))
 FLOOR_SAMPLE = 3
 
 
+def cpu_now():
+    """CPU seconds used so far by this process, its finished children (stock nbgrader and its kernels, the
+    floor's kernels), and the fork server with its finished children (make grade's workers and their
+    kernels: a worker reaps its kernels, the fork server reaps the workers)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    pid = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    if pid:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
+        except (OSError, ValueError):
+            pass
+    return total
+
+
 def stock(root):
     for command in ("autograde", "generate_feedback"):
         nbgrader(command, AID, "--force", "--log-level=ERROR", root=root, check=False, capture=True, env=WORKER_ENV)
@@ -44,8 +65,10 @@ def stock(root):
 
 def floor(root, students):
     """Seconds per submission of executing the notebook alone (a fresh kernel each, as grading starts one)."""
-    old = dict(os.environ)
+    old, stderr = dict(os.environ), os.dup(2)
     os.environ.update(WORKER_ENV)
+    with open(os.devnull, "w") as null:
+        os.dup2(null.fileno(), 2)  # the kernels' start-up warnings, as a worker's go to its log
     try:
         seconds = []
         for student in students[:FLOOR_SAMPLE]:
@@ -54,6 +77,8 @@ def floor(root, students):
             execute(folder / f"{AID}.ipynb", allow_errors=True, timeout=120)
             seconds.append(time.perf_counter() - start)
     finally:
+        os.dup2(stderr, 2)
+        os.close(stderr)
         os.environ.clear()
         os.environ.update(old)
     return sum(seconds) / len(seconds)
@@ -70,14 +95,16 @@ def bench():
         halves = [dict(students[: len(students) // 2]), dict(students[len(students) // 2:])]
         order = [("stock", 0), ("ours/1", 0), (f"ours/{cores}", 0), ("floor", 0),
                  (f"ours/{cores}", 1), ("ours/1", 1), ("stock", 1)]
-        seconds, scores, loads, steps, runs = {}, {}, {}, {}, {}
+        seconds, scores, loads, steps, runs, legs, cpu = {}, {}, {}, {}, {}, [], {}
         for n, (how, half) in enumerate(order):
             root = tmp / f"run{n}"
             shutil.copytree(course, root)
             bs.write_class(root, AID, halves[half])
             loads.setdefault(how, []).append(os.getloadavg()[0])
+            cpu0 = cpu_now()
             if how == "floor":
                 seconds[how] = floor(root, list(halves[half]))
+                cpu[how] = (cpu_now() - cpu0) / FLOOR_SAMPLE
                 continue
             start = time.perf_counter()
             if how == "stock":
@@ -91,21 +118,29 @@ def bench():
                 for step, t in timings.items():
                     runs.setdefault(how, {}).setdefault(step, 0.0)
                     runs[how][step] += t
+            time.sleep(1)  # the fork server reaps the workers of a closed pool
+            cpu[how] = cpu.get(how, 0.0) + cpu_now() - cpu0
+            legs.append(f"{how}{'ab'[half]} {time.perf_counter() - start:.0f} s")
             seconds[how] = seconds.get(how, 0.0) + time.perf_counter() - start
             scores.setdefault(how, {}).update({s: cell_scores(root, AID, s) for s in halves[half]})
         load = {how: sum(v) / len(v) for how, v in loads.items()}
-        yield f"{AID}: {N_SUBMISSIONS} submissions, order", " ".join(
-            how + "ab"[half] for how, half in order)
+        yield f"{AID}: {N_SUBMISSIONS} submissions, in this order", ", ".join(legs)
         for how in ("stock", "ours/1", f"ours/{cores}"):
             if how in seconds:
                 yield f"  {how}", (f"{seconds[how]:6.1f} s, {seconds[how] / N_SUBMISSIONS:5.2f} s per submission "
                                    f"(load average {load[how]:.1f})")
-        yield "  floor: bare execution, per submission", f"{seconds['floor']:6.2f} s (nbclient, kernel start included)"
-        yield "ours/1 / stock (per core; goal <= 1.1)", f"{seconds['ours/1'] / seconds['stock']:.2f}x"
+        yield "  floor: bare execution, per submission", (f"{seconds['floor']:6.2f} s, {cpu['floor']:5.2f} CPU s "
+                                                       "(nbclient, kernel start included)")
+        yield "ours/1 / stock, wall (per core; goal <= 1.1)", f"{seconds['ours/1'] / seconds['stock']:.2f}x"
         if cores > 1:
-            yield f"stock / ours/{cores} (speed-up; goal >= 1.8 on 2 cores)", \
+            yield f"stock / ours/{cores}, wall (speed-up; goal >= 1.8 on 2 cores)", \
                 f"{seconds['stock'] / seconds[f'ours/{cores}']:.2f}x"
-        yield "same scores, cell by cell, all three ways", str(len({repr(sorted(v.items())) for v in scores.values()}) == 1)
+        for how in ("stock", "ours/1", f"ours/{cores}"):
+            yield f"  {how}: CPU seconds per submission (all processes)", (
+                f"{cpu[how] / N_SUBMISSIONS:5.2f} s ({cpu[how] / N_SUBMISSIONS / cpu['floor']:.2f}x the floor's)")
+        yield "ours/1 / stock, CPU (per core, whatever the load)", f"{cpu['ours/1'] / cpu['stock']:.2f}x"
+        same = len({repr(sorted(v.items())) for v in scores.values()}) == 1
+        yield "same scores, cell by cell, all three ways", str(same)
         for how, per in steps.items():
             yield f"{how}: per submission, in its worker", ", ".join(
                 f"{step} {sum(t) / len(t):.2f} s" for step, t in per.items())

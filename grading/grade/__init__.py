@@ -129,8 +129,8 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
                         res = Result(job.student, job.aid)
                         res.fail(pool.failure(outcome, limit))
                         merge.publish(root, res, job.scratch)
+                        shutil.rmtree(job.scratch, ignore_errors=True)
                     t = clock()
-                    shutil.rmtree(job.scratch, ignore_errors=True)
                     merge.record(gb, root, res)
                     timings["merge"] = timings.get("merge", 0.0) + clock() - t
                     results.append(res)

@@ -65,14 +65,20 @@ def submissions(root, only=None):
 
 
 def gradebooks(root, aids, config, template, release_dir):
-    """Register each assignment in the course gradebook if it is not there yet, and build the template
-    gradebook: the assignments and their cells, no students. Both by nbgrader's generate_assignment
-    (in this process), releasing into `release_dir`, never into the course's notebooks/.
-    Returns the assignment ids nbgrader could not generate (no such source folder)."""
+    """Build the template gradebook (the assignments and their cells, no students) and register each
+    assignment in the course gradebook if it is not there yet: both by nbgrader's generate_assignment
+    (in this process), releasing into `release_dir`, never into the course's notebooks/. A course with
+    no gradebook yet gets a copy of the template. Returns the assignment ids nbgrader could not
+    generate (no such source folder)."""
     from nbgrader.api import Gradebook, MissingEntry
 
     root = Path(root)
     course_db = root / "gradebook.db"
+    template_api = nbgrader_api(root, config, db=template, release_dir=release_dir)
+    unknown = [aid for aid in aids if not template_api.generate_assignment(aid, force=True, create=True).get("success")]
+    if not course_db.exists():
+        shutil.copy(template, course_db)
+        return unknown
     with Gradebook(f"sqlite:///{course_db}") as gb:
         known = set()
         for aid in aids:
@@ -81,15 +87,10 @@ def gradebooks(root, aids, config, template, release_dir):
                 known.add(aid)
             except MissingEntry:
                 pass
-    unknown = []
     course_api = nbgrader_api(root, config, db=course_db, release_dir=release_dir)
     for aid in aids:
-        if aid not in known and not course_api.generate_assignment(aid, force=True, create=True).get("success"):
-            unknown.append(aid)
-    template_api = nbgrader_api(root, config, db=template, release_dir=release_dir)
-    for aid in aids:
-        if aid not in unknown and not template_api.generate_assignment(aid, force=True, create=True).get("success"):
-            unknown.append(aid)
+        if aid not in known and aid not in unknown:
+            course_api.generate_assignment(aid, force=True, create=True)
     return unknown
 
 

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import time
 from pathlib import Path
 
@@ -286,10 +287,16 @@ def runtime_notes(res, autograded_nb, timeout, memory_limit=0):
 
 # ----------------------------------------------------------------------------- one submission, in a worker
 
+def cpu_seconds():
+    """CPU seconds this process and its finished children (kernels) have used."""
+    return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF),
+                                                  resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
 def grade_submission(job, base_config):
     """Intake, autograde, feedback and notes for one submission; its autograded notebook and feedback page
     go into the course. Runs in a worker process; returns the Result with the scores to merge."""
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_seconds()
     res = intake.prepare(job)
     res.timings["intake"] = time.perf_counter() - start
     scratch, student, aid = Path(job.scratch), job.student, job.aid
@@ -322,6 +329,8 @@ def grade_submission(job, base_config):
         res.timings["notes"] = time.perf_counter() - t
     t = time.perf_counter()
     merge.publish(job.root, res, scratch)
+    shutil.rmtree(scratch, ignore_errors=True)
     res.timings["publish"] = time.perf_counter() - t
+    res.timings["cpu"] = cpu_seconds() - cpu  # the worker's and its kernel's, for `make bench`
     res.seconds = time.perf_counter() - start
     return res
