@@ -1,23 +1,29 @@
-"""Small builders for the course's widgets: controls that redraw one figure.
+"""Small builders for the course's widgets: controls that change one figure.
 
-A widget here is ipywidgets' `interactive` around a draw function. The draw function
-gets a cleared matplotlib figure and the control values, draws, and returns the
-numbers it plotted; that return value is `widget.result`, which is how tests check
-a widget without rendering it.
+A widget here is ipywidgets' `interactive` around an update function that returns the
+numbers it plotted; that return value is `widget.result`, which is how tests check a
+widget without rendering it (`probe`).
 
-A slider redraws while it is dragged, so a redraw must stay within about 100 ms
-(`make bench`, section widgets). Most of that time is matplotlib's, so each widget
-keeps one figure for its whole life and renders it exactly once per move: the inline
-backend's default (a new figure, saved with bbox_inches="tight") rasterises every
-figure twice, once only to measure it. The figure's "tight" layout engine keeps the
-labels inside it instead, and the PNG is written with fast compression: a bigger
-image over a local connection costs less than a slower redraw.
+A slider redraws while it is dragged, so a move must cost at most about 100 ms
+(`make bench`, section widgets). Measured here, nearly all of that is matplotlib laying
+out and rasterising text (tick labels, titles, legends), not the course's numbers. So
+`live` widgets build their figure once and, on a move, change only the artists that
+move: the rest is rasterised once and kept as a background, the moving artists are
+drawn on top of a copy of it, and the pixels go straight to a fast PNG encoder. If a
+move changes an axis' limits, the background is rasterised again, so a figure's frame
+is never stale.
+
+`redrawing` is the simple form (clear, draw everything, show) for figures that are
+cheap or change their whole structure on every move.
 """
+import time
 from io import BytesIO
 
 import ipywidgets as W
 from IPython.display import Image, display
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from PIL import Image as PILImage
 
 DPI = 100
 PNG_OPTIONS = {"compress_level": 1}
@@ -47,11 +53,95 @@ def new_figure(figsize):
     return Figure(figsize=figsize, dpi=DPI, layout="tight")
 
 
+def encode(canvas):
+    """The canvas' current pixels as PNG bytes (no second rasterisation)."""
+    width, height = canvas.get_width_height(physical=True)
+    image = PILImage.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+    buf = BytesIO()
+    image.save(buf, format="png", **PNG_OPTIONS)
+    return buf.getvalue()
+
+
 def png(fig):
     """The figure as PNG bytes: one rasterisation."""
-    buf = BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, pil_kwargs=PNG_OPTIONS)
-    return buf.getvalue()
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return encode(canvas)
+
+
+def moving(*artists):
+    """Mark artists that a live widget's update changes; returns the first (or all) of them.
+
+    A moving artist is left out of the kept background and drawn afresh on every move.
+    """
+    for artist in artists:
+        artist.set_animated(True)
+    return artists[0] if len(artists) == 1 else artists
+
+
+def _moving_artists(fig):
+    found = [a for ax in fig.axes for a in ax.get_children() if a.get_animated()]
+    found += [a for a in fig.get_children() if a.get_animated()]
+    return sorted(found, key=lambda a: a.get_zorder())
+
+
+def _frame(fig):
+    """What the kept background depends on beyond the static artists: each axis' limits."""
+    return tuple((ax.get_xlim(), ax.get_ylim()) for ax in fig.axes)
+
+
+class _Screen:
+    """One figure on one canvas, with its kept background; records each move's cost."""
+
+    def __init__(self, fig):
+        self.fig, self.canvas = fig, FigureCanvasAgg(fig)
+        self.background = self.frame = None
+        self.timings = []   # (update, rasterise, encode+show) in CPU seconds, per move
+
+    def show(self, started, updated, blit):
+        if not blit or self.background is None or _frame(self.fig) != self.frame:
+            self.canvas.draw()                       # moving artists are skipped here
+            self.background = self.canvas.copy_from_bbox(self.fig.bbox) if blit else None
+            self.frame = _frame(self.fig)
+        else:
+            self.canvas.restore_region(self.background)
+        if blit:
+            for artist in _moving_artists(self.fig):
+                (artist.axes or self.fig).draw_artist(artist)
+        drawn = time.process_time()
+        display(Image(data=encode(self.canvas), format="png"))
+        self.timings.append((updated - started, drawn - updated, time.process_time() - drawn))
+
+
+def _interactive(update_and_show, screen, twin, **controls):
+    widget = W.interactive(update_and_show, **controls)
+    widget._screen, widget._twin = screen, twin   # for make bench, and for probe()
+    return widget
+
+
+def live(build, update, figsize=(7.0, 3.6), **controls):
+    """A widget whose figure is built once and updated in place.
+
+    build(fig) draws everything no control changes and returns `parts`: the artists (in any
+    container) that update will change, each marked with moving(). update(parts, **values)
+    changes them (set_data, set_height, set_text, ...) and returns what it plotted, which
+    becomes widget.result. An update may also change axis limits; the frame is then redrawn.
+    """
+    screen = _Screen(new_figure(figsize))
+    parts = build(screen.fig)
+
+    def update_and_show(**values):
+        started = time.process_time()
+        result = update(parts, **values)
+        screen.show(started, time.process_time(), blit=True)
+        return result
+
+    def twin():
+        fig = new_figure(figsize)
+        twin_parts = build(fig)
+        return lambda **values: update(twin_parts, **values)
+
+    return _interactive(update_and_show, screen, twin, **controls)
 
 
 def redrawing(draw, figsize=(7.0, 3.6), **controls):
@@ -59,17 +149,19 @@ def redrawing(draw, figsize=(7.0, 3.6), **controls):
 
     Returns the `interactive`; its .result is what draw returned for the current values.
     """
-    fig = new_figure(figsize)
+    screen = _Screen(new_figure(figsize))
 
-    def update(**values):
-        fig.clear()
-        result = draw(fig, **values)
-        display(Image(data=png(fig), format="png"))
+    def update_and_show(**values):
+        started = time.process_time()
+        screen.fig.clear()
+        result = draw(screen.fig, **values)
+        screen.show(started, time.process_time(), blit=False)
         return result
 
-    widget = W.interactive(update, **controls)
-    widget._draw, widget._figsize = draw, figsize  # for probe()
-    return widget
+    def twin():
+        return lambda **values: draw(new_figure(figsize), **values)
+
+    return _interactive(update_and_show, screen, twin, **controls)
 
 
 def probe(widget, description, value):
@@ -82,8 +174,10 @@ def probe(widget, description, value):
     if description not in names:
         raise KeyError(f"no control labelled {description!r}; the controls are {sorted(names)}")
     state = widget.__dict__.setdefault("_probe_state", dict(widget.kwargs))
+    if "_probe_update" not in widget.__dict__:
+        widget._probe_update = widget._twin()
     state[names[description]] = value
-    return widget._draw(new_figure(widget._figsize), **state)
+    return widget._probe_update(**state)
 
 
 def set_value(widget, description, value):

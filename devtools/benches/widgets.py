@@ -1,7 +1,7 @@
 """Every widget's redraw, timed the way a slider move runs it.
 
 Each source notebook is run top to bottom in a real kernel with the course's backend (inline,
-as JupyterLab uses it). Then, in that kernel, every widget built with speclab.widgets.redrawing
+as JupyterLab uses it). Then, in that kernel, every widget built with speclab.widgets (live or redrawing)
 has each of its controls moved back and forth: setting a control's value runs the update
 synchronously (ipywidgets' observer), which computes, draws a figure and encodes it as the PNG
 the browser receives. The median of those moves is the redraw time, in CPU time of the kernel
@@ -9,10 +9,12 @@ process (all its threads): on a quiet machine that is the wall time a learner wa
 shared, loaded one it stays put while the wall time (printed beside it) grows with the queue
 for a core.
 
-The share of that time is split three ways, from one profiled move per control:
-  compute  the notebook's and speclab's own work inside draw(): NumPy, simulations, formulas
-  draw     matplotlib building the artists, and Agg rasterising the figure
-  encode   everything after that: PNG encoding and sending the image to the front end
+The share of that time is split three ways, from the widget's own record of each move
+(speclab.widgets keeps one):
+  compute  the update: the notebook's and speclab's numbers, and matplotlib building or
+           changing the artists
+  draw     Agg rasterising the figure (only the moving artists, for a live widget)
+  encode   the rest: PNG encoding, sending the image to the front end, ipywidgets' own work
 
     python -m devtools.bench widgets            # every notebook
     python -m devtools.benches.widgets 05 07    # some notebooks (prints the same table)
@@ -33,9 +35,8 @@ MOVES = 7         # per control; the median is reported
 
 # Runs inside the kernel after the notebook; prints one JSON line per control.
 PROBE = r'''
-import cProfile, io, json, pstats, statistics, time
+import json, statistics, time
 import ipywidgets as _W
-from matplotlib.backends.backend_agg import FigureCanvasAgg as _Agg
 from speclab import widgets as _spw
 
 def _moves(control):
@@ -54,20 +55,9 @@ def _moves(control):
         return None
     return [type(v)(other), v]
 
-def _split(stats):
-    """Seconds of tottime inside matplotlib vs elsewhere, from a pstats.Stats."""
-    mpl = rest = 0.0
-    for (filename, _, name), (_, _, tottime, _, _) in stats.stats.items():
-        where = filename + name
-        if "matplotlib" in where or "PIL" in where or "kiwisolver" in where:
-            mpl += tottime
-        else:
-            rest += tottime
-    return mpl, rest
-
 _seen = set()
 for _name, _w in list(globals().items()):
-    if not isinstance(_w, _W.interactive) or not hasattr(_w, "_draw") or id(_w) in _seen:
+    if not isinstance(_w, _W.interactive) or not hasattr(_w, "_screen") or id(_w) in _seen:
         continue
     _seen.add(id(_w))
     for _c in _w.kwargs_widgets:
@@ -82,23 +72,15 @@ for _name, _w in list(globals().items()):
             _cpu.append(time.process_time() - _p)
         if _c.value != _vals[1]:
             _c.value = _vals[1]
-        # draw() profiled (compute vs building artists), then Agg rasterising, then the PNG
-        _state = {c._kwarg: c.value for c in _w.kwargs_widgets}
-        _parts = []
-        for _i in range(3):
-            _prof = cProfile.Profile()  # the profile gives the split; the timing is unprofiled
-            _prof.enable(); _w._draw(_spw.new_figure(_w._figsize), **_state); _prof.disable()
-            _mpl, _rest = _split(pstats.Stats(_prof))
-            _fig = _spw.new_figure(_w._figsize)
-            _t = time.process_time(); _w._draw(_fig, **_state); _t_draw = time.process_time() - _t
-            _t = time.process_time(); _Agg(_fig).draw(); _t_render = time.process_time() - _t
-            _t = time.process_time(); _png = _spw.png(_fig); _t_png = time.process_time() - _t
-            _parts.append((_t_draw * _rest / max(_mpl + _rest, 1e-12), _t_draw * _mpl / max(_mpl + _rest, 1e-12) + _t_render, len(_png)))
-        _compute = statistics.median(p[0] for p in _parts)
-        _drawn = statistics.median(p[1] for p in _parts)
+        # the widget's own record of each move: update (the notebook's code changing the
+        # artists), rasterise (Agg), encode + show (PNG, and handing it to the front end)
+        _split = _w._screen.timings[-__MOVES__:]
+        _compute = statistics.median(t[0] for t in _split)
+        _drawn = statistics.median(t[1] for t in _split)
+        _png = _spw.encode(_w._screen.canvas)
         print("WIDGET " + json.dumps({
             "widget": _name, "control": _c.description, "ms": 1e3 * statistics.median(_cpu), "wall": 1e3 * statistics.median(_times),
-            "compute": 1e3 * _compute, "draw": 1e3 * _drawn, "png_kb": _parts[0][2] / 1024}))
+            "compute": 1e3 * _compute, "draw": 1e3 * _drawn, "png_kb": len(_png) / 1024}))
 '''
 
 
