@@ -23,8 +23,9 @@ from typing import Callable
 
 import nbformat
 
-from . import catalog
-from grading.course import generate_assignment, release_notebook, source_notebook
+from . import catalog, coursework
+from grading.cells import graded_points as graded, meta as _meta
+from grading.course import release_notebook, scratch_course, source_notebook
 
 # The exercise whose cell the runtime cases break: its tests are the fewest points, and no
 # other exercise's test depends on it, so a loop there costs one cell timeout, not four.
@@ -33,28 +34,13 @@ BREAK_IN = {"01_branch_prediction": "first_divergence", "02_acceptance_rule": No
 
 # ----------------------------------------------------------------------------- notebooks
 
-def _meta(cell):
-    return cell.metadata.get("nbgrader", {})
-
-
-def graded(nb):
-    """{grade_id: points} of the graded cells of a notebook."""
-    return {_meta(c)["grade_id"]: _meta(c).get("points", 0) for c in nb.cells if _meta(c).get("grade")}
-
-
 def student_copy(root, aid):
     return nbformat.read(release_notebook(aid, root), as_version=4)
 
 
 def solved(root, aid):
     """The student copy with every solution cell filled in from the instructor's source."""
-    source = nbformat.read(source_notebook(aid, root), as_version=4)
-    answers = {_meta(c)["grade_id"]: c.source for c in source.cells if _meta(c).get("solution")}
-    nb = student_copy(root, aid)
-    for cell in nb.cells:
-        if _meta(cell).get("solution") and cell.cell_type == "code":
-            cell.source = answers[_meta(cell)["grade_id"]]
-    return nb
+    return coursework.solved(aid, root)
 
 
 def full_marks(root, aid):
@@ -250,15 +236,7 @@ def _older_release(root, aid):
     first_md = next(c for c in source.cells if c.cell_type == "markdown")
     first_md.source += "\n\n(Release 0.9: due Friday.)"
     with tempfile.TemporaryDirectory() as tmp:
-        old = Path(tmp)
-        (old / "solutions" / aid).mkdir(parents=True)
-        nbformat.write(source, old / "solutions" / aid / f"{aid}.ipynb")
-        generate_assignment(aid, root=old)
-        nb = nbformat.read(old / "notebooks" / aid / f"{aid}.ipynb", as_version=4)
-    answers = {_meta(c)["grade_id"]: c.source for c in source.cells if _meta(c).get("solution")}
-    for cell in nb.cells:
-        if _meta(cell).get("solution") and cell.cell_type == "code":
-            cell.source = answers[_meta(cell)["grade_id"]]
+        nb = coursework.solved(aid, scratch_course(tmp, [aid], release="generate", sources={aid: source}))
     nb.nbformat_minor = 4  # saved by an older Jupyter: no cell ids
     for cell in nb.cells:
         cell.pop("id", None)

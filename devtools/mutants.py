@@ -23,11 +23,8 @@ from functools import lru_cache
 import nbformat
 import numpy
 
+from grading.cells import graded_cells, grade_id, is_solution
 from grading.course import source_notebook
-
-
-def graded_cells(nb):
-    return [c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")]
 
 
 def tests_naming(nb, func):
@@ -78,9 +75,9 @@ def run_variant(aid, func, source):
         for cell in cells:
             try:
                 with contextlib.redirect_stdout(io.StringIO()):
-                    exec(compile(cell.source, f"<{cell.metadata.nbgrader.grade_id}>", "exec"), ns)
+                    exec(compile(cell.source, f"<{grade_id(cell)}>", "exec"), ns)
             except Exception as err:  # a crash is as much a failed test as an assert
-                failures.append((cell.metadata.nbgrader.grade_id, f"{type(err).__name__}: {err}"))
+                failures.append((grade_id(cell), f"{type(err).__name__}: {err}"))
     return failures
 
 
@@ -102,7 +99,7 @@ def variant_cell(nb, aid, func):
     """The index of the solution cell that defines `func`."""
     word = re.compile(rf"^def {re.escape(func)}\b", re.M)
     cells = [i for i, c in enumerate(nb.cells)
-             if c.metadata.get("nbgrader", {}).get("solution") and word.search(c.source)]
+             if is_solution(c) and word.search(c.source)]
     if len(cells) != 1:
         raise LookupError(f"{aid}: expected one solution cell defining {func}, found {len(cells)}")
     return cells[0]
@@ -143,5 +140,5 @@ def failing_in_kernel(nb, folder, timeout=60):
 
     NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                    resources={"metadata": {"path": str(folder)}}).execute()
-    return {c.metadata.nbgrader.grade_id for c in graded_cells(nb)
+    return {grade_id(c) for c in graded_cells(nb)
             if any(o.get("output_type") == "error" for o in c.get("outputs", []))}

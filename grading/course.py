@@ -1,6 +1,7 @@
 """Where the course's pieces live, and how to run nbgrader on them."""
 import functools
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -112,3 +113,26 @@ def generate_assignment(aid, root=REPO, release_dir=None):
     result = nbgrader_api(root, release_dir=release_dir).generate_assignment(aid, force=True, create=True)
     if not result.get("success"):
         raise RuntimeError(f"nbgrader generate_assignment {aid} failed:\n{result.get('error') or result.get('log')}")
+
+
+def scratch_course(dest, aids, root=REPO, release=None, sources=None):
+    """A course folder of its own at `dest`: solutions/<id>/ for each assignment id in `aids`, copied from
+    the course `root` (or, for an id in `sources` {id: notebook}, that source notebook written alone), and
+    its student copy: release="copy" copies notebooks/<id>/ from `root` (where there is one); "generate"
+    makes it with nbgrader's generate_assignment, in this process (which also makes dest/gradebook.db);
+    None makes none. Returns `dest`."""
+    dest, root = Path(dest), Path(root)
+    skip = shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__")
+    for aid in aids:
+        if sources and aid in sources:
+            import nbformat
+
+            (dest / "solutions" / aid).mkdir(parents=True, exist_ok=True)
+            nbformat.write(sources[aid], source_notebook(aid, dest))
+        else:
+            shutil.copytree(root / "solutions" / aid, dest / "solutions" / aid, ignore=skip, dirs_exist_ok=True)
+        if release == "copy" and (root / "notebooks" / aid).is_dir():
+            shutil.copytree(root / "notebooks" / aid, dest / "notebooks" / aid, ignore=skip, dirs_exist_ok=True)
+        elif release == "generate":
+            generate_assignment(aid, root=dest)
+    return dest

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 
 import nbformat
 
+from .cells import meta as _nbgrader  # one reader of nbgrader's cell metadata (grading/cells.py)
+
 BUILTIN_MODULES = {"builtins", "__builtins__", "sys", "importlib", "speclab"}
 DANGEROUS_CALLS = {"setattr", "delattr", "exec", "eval", "compile", "__import__", "globals", "vars"}
 ALLOW_LINE = re.compile(r"^[ \t]*#[ \t]*Helpers you may call:[ \t]*(.*?)[ \t]*$", re.M | re.I)
@@ -53,10 +55,6 @@ class Finding:
     def __str__(self):
         where = f"cell {self.cell}" + (f" ({self.grade_id})" if self.grade_id else " (added by the student)")
         return f"{where}, line {self.line}: {self.why}: `{self.code.strip()}`"
-
-
-def _nbgrader(cell):
-    return cell.metadata.get("nbgrader", {})
 
 
 def course_context(source_nb):

@@ -1,17 +1,20 @@
 """Regenerate every student notebook in notebooks/ from its source in solutions/.
 
     python -m grading.release [ID ...]
+
+nbgrader's generate_assignment runs in this process (grading.course.generate_assignment): one
+start-up for every notebook, not one nbgrader process per notebook.
 """
 import sys
 
-from .course import assignments, nbgrader
+from .course import REPO, assignments, generate_assignment
 
 
 def release(ids=None, root=None):
-    kw = {} if root is None else {"root": root}
-    for aid in ids or assignments(**kw):
+    root = REPO if root is None else root
+    for aid in ids or assignments(root):
         print(f"releasing {aid}", flush=True)
-        nbgrader("generate_assignment", aid, "--force", "--log-level=WARN", **kw)
+        generate_assignment(aid, root=root)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import nbformat
 
+from . import cells
 from .course import NoCourse, course_root
 from .course import assignments as course_assignments
 from .gradebook import cell_scores
@@ -67,8 +68,8 @@ def _result(root, res):
     graded = {}
     for path in sorted((root / "autograded" / res.student / res.aid).glob("*.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
-            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if gid in scores and cell.metadata.nbgrader.get("grade"):
+            gid = cells.grade_id(cell)
+            if gid in scores and cells.is_graded(cell):
                 graded[gid] = cell
     parts = []
     for gid, (got, out_of) in scores.items():

@@ -17,3 +17,75 @@ AIDS = assignments()
 @pytest.fixture(params=AIDS)
 def aid(request):
     return request.param
+
+
+# --- work shared between tests (and between xdist workers) ---------------------------------------
+
+@pytest.fixture(scope="session")
+def run_cache(tmp_path_factory):
+    """A folder shared by every xdist worker of this test run (the parent of the workers' base temp)."""
+    folder = tmp_path_factory.getbasetemp().parent / "speclab-run-cache"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def _once(cache, key, make):
+    """make() -> bytes, computed once per run for `key` by whichever worker comes first (the others wait
+    on a lock), stored atomically in `cache`; returns the bytes."""
+    import fcntl
+
+    path = cache / key
+    with open(cache / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(make())
+            os.replace(tmp, path)
+    return path.read_bytes()
+
+
+@pytest.fixture(scope="session")
+def executed(run_cache):
+    """executed(path) -> the notebook at `path` run top to bottom headless (errors kept as outputs), once
+    per test run: keyed by the notebook's content hash and shared through a file, so a notebook copy is
+    executed once however many tests, or xdist workers, read its outputs."""
+    import hashlib
+
+    import nbformat
+
+    from grading.execute import execute
+
+    def run(path):
+        key = "executed-" + hashlib.sha256(Path(path).read_bytes()).hexdigest()[:32] + ".ipynb"
+        data = _once(run_cache, key, lambda: nbformat.writes(execute(path, allow_errors=True)[0]).encode())
+        return nbformat.reads(data.decode(), as_version=4)
+    return run
+
+
+@pytest.fixture(scope="session")
+def released(run_cache):
+    """released(aid) -> a scratch course (read-only, shared) with solutions/<aid>/ and the student copy
+    nbgrader's generate_assignment makes of it now, in this process; copy it before writing into it."""
+    import shutil
+
+    from grading.course import scratch_course
+
+    def make(aid):
+        dest = run_cache / f"released-{aid}-{os.getpid()}"
+        if not dest.exists():
+            tmp = run_cache / f"released-{aid}-{os.getpid()}.tmp"
+            shutil.rmtree(tmp, ignore_errors=True)
+            scratch_course(tmp, [aid], release="generate")
+            os.replace(tmp, dest)
+        return dest
+    return make
+
+
+@pytest.fixture
+def course_copy(tmp_path, released):
+    """course_copy(aid) -> a writable copy of released(aid) in this test's tmp_path."""
+    import shutil
+
+    def copy(aid, name="course"):
+        return Path(shutil.copytree(released(aid), tmp_path / name))
+    return copy

@@ -1,25 +1,23 @@
 """Every notebook runs, the student copies are what nbgrader makes, and nothing leaks."""
 import re
-import shutil
 
 import nbformat
 import pytest
 
+from devtools.coursework import MARKERS, leaked_hidden_lines
+from grading.cells import solution_cells
 from grading.course import REPO, release_notebook, source_notebook
-from grading.execute import errors, execute
-from grading.release import release
-
-HIDDEN_OR_SOLUTION = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN SOLUTION", "END SOLUTION")
+from grading.execute import errors
 
 
-def test_source_runs_top_to_bottom(aid):
+def test_source_runs_top_to_bottom(aid, executed):
     # allow_errors, then demand none: a cell tagged raises-exception must not hide a failing hidden test
-    nb, _ = execute(source_notebook(aid), allow_errors=True)
+    nb = executed(source_notebook(aid))
     assert not errors(nb), f"{aid} (source) raised while running all cells: {errors(nb)}"
 
 
-def test_student_copy_runs_with_only_exercise_errors(aid):
-    nb, _ = execute(release_notebook(aid), allow_errors=True)
+def test_student_copy_runs_with_only_exercise_errors(aid, executed):
+    nb = executed(release_notebook(aid))
     bad = [e for e in errors(nb) if e[2] != "NotImplementedError"]
     assert not bad, f"{aid} (student copy): errors other than NotImplementedError: {bad}"
     unsolved = {e[0] for e in errors(nb)}
@@ -31,21 +29,13 @@ def test_student_copy_runs_with_only_exercise_errors(aid):
 
 
 def test_student_copy_has_no_solutions_or_hidden_tests(aid):
-    text = release_notebook(aid).read_text()
-    for marker in HIDDEN_OR_SOLUTION:
-        assert marker not in text, f"{aid} student copy contains {marker!r}"
     source = nbformat.read(source_notebook(aid), as_version=4)
-    for cell in source.cells:
-        for hidden in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", cell.source, re.S):
-            for line in hidden.splitlines():
-                if len(line.strip()) > 30:
-                    assert line.strip() not in text, f"{aid}: a hidden test line leaked: {line.strip()}"
+    leaked = leaked_hidden_lines(release_notebook(aid).read_text(), source, markers=MARKERS)
+    assert not leaked, f"{aid}: the student copy shows solutions or hidden tests: {leaked}"
 
 
-def test_student_copy_is_what_nbgrader_generates_now(aid, tmp_path):
-    shutil.copytree(REPO / "solutions" / aid, tmp_path / "solutions" / aid)
-    release([aid], root=tmp_path)
-    fresh = (tmp_path / "notebooks" / aid / f"{aid}.ipynb").read_bytes()
+def test_student_copy_is_what_nbgrader_generates_now(aid, released):
+    fresh = release_notebook(aid, released(aid)).read_bytes()
     assert fresh == release_notebook(aid).read_bytes(), (
         f"notebooks/{aid} is stale: run `make release` and commit the result")
 
@@ -67,7 +57,7 @@ def test_source_follows_the_course_anatomy(aid):
     assert re.search(r"^## .*Break it", text, re.M), "has a break-it section"
     assert re.search(r"^## Summary", text, re.M), "ends with a summary"
     assert "widgets." in code or "ipywidgets" in code, "has a widget"
-    solutions = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    solutions = solution_cells(nb)
     assert 3 <= len(solutions) <= 6, f"{aid} has {len(solutions)} graded parts; the spec asks for 3 to 6"
     for c in nb.cells:
         if c.cell_type == "code":

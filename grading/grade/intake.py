@@ -10,6 +10,7 @@ from pathlib import Path
 import nbformat
 
 from .. import integrity
+from ..cells import meta as _meta
 from ..course import nbgrader_api
 
 
@@ -137,10 +138,6 @@ def course_notebook(path):
     """A release or source notebook, read once per worker (they do not change while a class is graded)."""
     path = Path(path)
     return _course_notebook(str(path), path.stat().st_mtime_ns) if path.is_file() else None
-
-
-def _meta(cell):
-    return cell.get("metadata", {}).get("nbgrader", {})
 
 
 def compare_with_release(nb, release):

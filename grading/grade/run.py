@@ -21,6 +21,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Exec
                                     NbGraderPreprocessor, SaveAutoGrades)
 from traitlets import Integer, Unicode
 
+from ..cells import meta as nbgrader_meta
 from . import intake, merge
 
 MAX_OUTPUT_CHARS = 20_000     # per output of a cell, after execution; the rest is cut
@@ -256,7 +257,7 @@ def runtime_notes(res, autograded_nb, timeout, memory_limit=0):
     for i, cell in enumerate(cells):
         if cell.get("cell_type") != "code":
             continue
-        meta = cell.get("metadata", {}).get("nbgrader", {})
+        meta = nbgrader_meta(cell)
         name = meta.get("grade_id") or f"number {i + 1}"
         zero = "; it scores 0" if meta.get("grade") else ""
         for out in cell.get("outputs", []):
