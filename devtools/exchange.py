@@ -10,19 +10,20 @@
 
 On a hub every user runs these as themselves, in their own home, with a global nbgrader
 config that names the course and the exchange (student_config below; grading/README.md
-has the full set-up). Here one process plays every part: `instructor` runs in the course
-folder with the course's config, `student` in a home folder of its own, with its own
-Jupyter data folder (nbgrader's submission cache), a config holding only what a student's
-server has, and an explicit --student, since every part runs as the same OS user.
+has the full set-up). Here one process plays every part, with nbgrader's exchange classes run
+through NbGraderAPI (the code each command runs, without a Python start-up per command):
+`instructor` with the course's config in the course folder, `student` with the config a student's
+server has (written to <home>/.jupyter/nbgrader_config.py and read back from there), its own
+submission cache in its home, and an explicit student id, since every part runs as the same OS user.
 """
 import os
-import subprocess
-import sys
 from pathlib import Path
 
-from grading.course import nbgrader
+from grading.course import load_config, nbgrader_api
 
 COURSE_ID = "speclab"
+STEPS = {"release_assignment": "ReleaseAssignment", "collect": "Collect", "release_feedback": "ReleaseFeedback",
+         "list": "List", "fetch_assignment": "FetchAssignment", "submit": "Submit", "fetch_feedback": "FetchFeedback"}
 
 
 def student_config(exchange):
@@ -40,20 +41,38 @@ def make_exchange(exchange):
     return exchange
 
 
-def instructor(root, exchange, *args, check=True):
-    """Run `nbgrader ARGS` as the instructor, in the course folder, against this exchange."""
-    return nbgrader(*args, f"--Exchange.root={exchange}", "--log-level=WARN", root=root, check=check,
-                    capture=True)
+def _run(api, step, aid):
+    """`nbgrader STEP AID` with NbGraderAPI's settings: the list of assignments for "list"; otherwise
+    raises if nbgrader could not, else returns {"success": True, "log": ...}."""
+    from nbgrader.utils import capture_log, temp_attrs
+
+    with temp_attrs(api.coursedir, assignment_id=aid):
+        app = getattr(api.exchange, STEPS[step])(coursedir=api.coursedir, authenticator=api.authenticator, parent=api)
+        if step == "list":
+            return app.start()
+        result = capture_log(app)
+    if not result.get("success"):
+        raise RuntimeError(f"nbgrader {step} {aid} failed:\n{result.get('error') or result.get('log')}")
+    return result
 
 
-def student(home, name, exchange, *args, check=True, log_level="WARN"):
-    """Run `nbgrader ARGS` as student `name` in the home folder `home`."""
+def instructor(root, exchange, step, aid):
+    """`nbgrader STEP AID` as the instructor, in the course folder `root`, against this exchange."""
+    config = load_config(root)
+    config.Exchange.root = str(exchange)
+    return _run(nbgrader_api(root, config), step, aid)
+
+
+def student(home, name, exchange, step, aid=""):
+    """`nbgrader STEP AID` as student `name` in the home folder `home` (its assignments in <home>/<aid>/)."""
+    from traitlets.config.loader import PyFileConfigLoader
+
     home = Path(home)
-    config = home / ".jupyter"
-    config.mkdir(parents=True, exist_ok=True)
-    (config / "nbgrader_config.py").write_text(student_config(exchange))
-    env = {k: v for k, v in os.environ.items() if k not in ("SPECLAB_COURSE_ROOT",)}
-    env.update(HOME=str(home), JUPYTER_CONFIG_PATH=str(config), JUPYTER_CONFIG_DIR=str(config),
-               JUPYTER_DATA_DIR=str(home / ".local" / "share" / "jupyter"))
-    cmd = [sys.executable, "-m", "nbgrader", *args, f"--student={name}", f"--log-level={log_level}"]
-    return subprocess.run(cmd, cwd=home, env=env, check=check, capture_output=True, text=True)
+    folder = home / ".jupyter"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "nbgrader_config.py").write_text(student_config(exchange))
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config()
+    config.CourseDirectory.student_id = name
+    config.Exchange.assignment_dir = str(home)
+    config.Exchange.cache = str(home / ".local" / "share" / "jupyter" / "nbgrader_cache")
+    return _run(nbgrader_api(home, config), step, aid)

@@ -1,58 +1,46 @@
 """The JupyterHub route, end to end, with a temporary exchange folder and two students.
 
 release_assignment -> fetch_assignment -> (work) -> submit -> collect -> make grade ->
-release_feedback -> fetch_feedback, every step the real nbgrader command. One process
-plays the instructor and both students (devtools/exchange.py says how); what that cannot
-show (separate OS users, a hub's permissions) is listed in grading/README.md.
-About a minute on 2 cores.
+release_feedback -> fetch_feedback, every step nbgrader's own exchange code, run in this process
+through NbGraderAPI (devtools/exchange.py says how one process plays the instructor and both
+students); what that cannot show (separate OS users, a hub's permissions) is listed in
+grading/README.md.
 """
-import shutil
-
 import nbformat
 
 from devtools import badsubmissions as bs
-from grading.course import REPO
+from devtools.coursework import answers, fill
 from devtools.exchange import COURSE_ID, instructor, make_exchange, student
+from grading.course import release_notebook, source_notebook
 from grading.grade import grade
 from grading.gradebook import score
-from grading.release import release
 
 AID = "01_branch_prediction"
 
 
 def work_on(path, answers):
     """Do the homework: fill the fetched notebook's solution cells from {grade_id: source}."""
-    nb = nbformat.read(path, as_version=4)
-    for cell in nb.cells:
-        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if cell.metadata.get("nbgrader", {}).get("solution") and gid in answers:
-            cell.source = answers[gid]
-    nbformat.write(nb, path)
+    nbformat.write(fill(nbformat.read(path, as_version=4), answers), path)
 
 
-def test_release_fetch_submit_collect_grade_feedback(tmp_path):
-    root, exchange, homes = tmp_path / "course", make_exchange(tmp_path / "exchange"), tmp_path / "home"
-    shutil.copytree(REPO / "solutions" / AID, root / "solutions" / AID)
-    release([AID], root=root)
-    instructor(root, exchange, "release_assignment", AID, "--force")
+def test_release_fetch_submit_collect_grade_feedback(tmp_path, course_copy):
+    root, exchange, homes = course_copy(AID), make_exchange(tmp_path / "exchange"), tmp_path / "home"
+    instructor(root, exchange, "release_assignment", AID)
     assert (exchange / COURSE_ID / "outbound" / AID / f"{AID}.ipynb").is_file()
 
-    source = nbformat.read(root / "solutions" / AID / f"{AID}.ipynb", as_version=4)
-    right = {c.metadata.nbgrader.grade_id: c.source for c in source.cells
-             if c.metadata.get("nbgrader", {}).get("solution")}
+    right = answers(nbformat.read(source_notebook(AID, root), as_version=4))
     _, func, _, mistake = bs.wrong_answer(root, AID, 0)
     wrong = dict(right)
     wrong[next(g for g, src in right.items() if f"def {func}(" in src)] = mistake
-    for name, answers in (("alice", right), ("bob", wrong)):
+    for name, answered in (("alice", right), ("bob", wrong)):
         home = homes / name
         home.mkdir(parents=True)
-        run = student(home, name, exchange, "list", log_level="INFO")
-        listed = run.stdout + run.stderr
-        assert AID in listed, f"{name} must see the released assignment: {listed}"
+        listed = student(home, name, exchange, "list")
+        assert any(a.get("assignment_id") == AID for a in listed), f"{name} must see the released assignment: {listed}"
         student(home, name, exchange, "fetch_assignment", AID)
         notebook = home / AID / f"{AID}.ipynb"
-        assert notebook.read_bytes() == (root / "notebooks" / AID / f"{AID}.ipynb").read_bytes()
-        work_on(notebook, answers)
+        assert notebook.read_bytes() == release_notebook(AID, root).read_bytes()
+        work_on(notebook, answered)
         student(home, name, exchange, "submit", AID)
 
     instructor(root, exchange, "collect", AID)
