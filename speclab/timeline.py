@@ -11,10 +11,16 @@ them vectorised; `typical_run` picks, among seeded runs, one whose tokens per ca
 closest to the exact average (1 - a^(k+1)) / (1 - a), so a single drawn run does not
 read high or low; `average_schedule` lays out the average run itself, and
 `simulated_mean` checks the average against 20,000 simulated rounds.
+
+`draw(ax, lanes)` draws lanes once, for a still figure. A live widget (speclab.widgets.live) builds
+the same artists once, `lane(ax, y, moving=True)` and `frame(...)`, and on each move refills them
+with `set_lane(lane, steps)`: one drawing, built two ways.
 """
+import math
 from functools import lru_cache
 
 import numpy as np
+from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
 
 from .costs import expected_tokens
@@ -40,30 +46,58 @@ def finish_time(steps):
     return float(sum(d for _, d, _ in steps))
 
 
-def draw(ax, lanes, title=None, unit="time (target calls)", legend=True):
-    """Draw schedules as horizontal lanes: lanes is [(label, steps)], top to bottom.
+def lane(ax, y, moving=False):
+    """One lane's artists at height y, empty until set_lane fills them.
 
-    One collection per kind of step and lane (not one bar per step), so a long lane
-    draws as fast as a short one.
+    One collection per kind of step (not one bar per step), so a long lane draws as fast as a
+    short one. moving=True marks them for a live widget (speclab.widgets.moving): a move redraws
+    them over the kept background.
     """
-    for row, (label, steps) in enumerate(lanes):
-        y, t = len(lanes) - 1 - row, 0.0
-        spans = {kind: [] for kind in COLOURS}
-        for kind, d, out in steps:
-            spans[kind].append((t, d))
-            if kind == "verify" and out:
-                ax.text(t + d / 2, y, str(out), ha="center", va="center", color="white", fontsize=7)
-            t += d
-        for kind, xs in spans.items():
-            if not xs:
-                continue
-            # thin draft blocks keep an edge of their own colour so they stay visible; others a white gap
-            edge = COLOURS[kind] if kind == "draft" else "white"
-            ax.broken_barh(xs, (y - 0.3, 0.6), facecolors=COLOURS[kind], edgecolors=edge, linewidth=0.5)
-        ax.text(t, y, f"  {finish_time(steps):.1f}", va="center", fontsize=9)
-    ax.set_yticks(np.arange(len(lanes)), [label for label, _ in reversed(lanes)])
-    ax.set_ylim(-0.6, len(lanes) - 0.4)
-    ax.set_xlim(0, 1.1 * max(finish_time(steps) for _, steps in lanes))  # room for the end labels
+    bars = {}
+    for kind, colour in COLOURS.items():
+        # thin draft blocks keep an edge of their own colour so they stay visible; others a white gap
+        edge = colour if kind == "draft" else "white"
+        bars[kind] = ax.add_collection(PolyCollection([], facecolors=colour, edgecolors=edge, linewidths=0.5),
+                                       autolim=False)
+    end = ax.text(0, y, "", va="center", fontsize=9)
+    parts = {"ax": ax, "y": y, "bars": bars, "end": end, "counts": [], "moving": moving}
+    for artist in (*bars.values(), end):
+        artist.set_animated(moving)
+    return parts
+
+
+def set_lane(parts, steps):
+    """Lay `steps` out in a lane made by lane(); returns its finish time."""
+    ax, y, t = parts["ax"], parts["y"], 0.0
+    spans = {kind: [] for kind in COLOURS}
+    counts = []   # (x, tokens kept) written on each verify pass
+    for kind, d, out in steps:
+        spans[kind].append([(t, y - 0.3), (t, y + 0.3), (t + d, y + 0.3), (t + d, y - 0.3)])
+        if kind == "verify" and out:
+            counts.append((t + d / 2, str(out)))
+        t += d
+    for kind, verts in spans.items():
+        parts["bars"][kind].set_verts(verts)
+    pool = parts["counts"]
+    while len(pool) < len(counts):   # text artists are kept and reused; unused ones are hidden
+        text = ax.text(0, y, "", ha="center", va="center", color="white", fontsize=7)
+        text.set_animated(parts["moving"])
+        pool.append(text)
+    for i, text in enumerate(pool):
+        text.set_visible(i < len(counts))
+        if i < len(counts):
+            text.set_position((counts[i][0], y))
+            text.set_text(counts[i][1])
+    parts["end"].set_position((t, y))
+    parts["end"].set_text(f"  {t:.1f}")
+    return t
+
+
+def frame(ax, labels, xmax, unit="time (target calls)", legend=True):
+    """The axes around lanes labelled `labels` (top to bottom): ticks, limits, the legend."""
+    ax.set_yticks(np.arange(len(labels)), list(reversed(labels)))
+    ax.set_ylim(-0.6, len(labels) - 0.4)
+    ax.set_xlim(0, xmax)
     ax.set_xlabel(unit)
     ax.grid(axis="y", visible=False)
     if legend:
@@ -71,6 +105,22 @@ def draw(ax, lanes, title=None, unit="time (target calls)", legend=True):
                    (("target", "target call (1 token)"), ("draft", "draft call"),
                     ("verify", "verify pass (number = tokens kept)"))]
         ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=3, fontsize=8)
+    return ax
+
+
+def room(finish, unit):
+    """An x limit for lanes that finish at `finish`: 10% past the next multiple of `unit`.
+
+    A widget's lanes change length on every move; stepping the limit keeps the axis (and the
+    eye's scale) put until a lane outgrows it.
+    """
+    return 1.1 * unit * max(1, math.ceil(finish / unit - 1e-9))
+
+
+def draw(ax, lanes, title=None, unit="time (target calls)", legend=True):
+    """Draw schedules as horizontal lanes: lanes is [(label, steps)], top to bottom."""
+    ends = [set_lane(lane(ax, len(lanes) - 1 - row), steps) for row, (_, steps) in enumerate(lanes)]
+    frame(ax, [label for label, _ in lanes], 1.1 * max(ends), unit, legend)  # room for the end labels
     if title:
         ax.set_title(title)
     return ax
