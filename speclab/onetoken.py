@@ -71,25 +71,78 @@ def emitted_distribution(p, q, r, accept):
     return kept + (1.0 - kept.sum()) * r
 
 
+def room(peak):
+    """A y limit with room for the legend above a bar of height `peak`: 1.25 x peak, rounded up to
+    0.6, 0.9 or 1.25, so a widget's axis stays put while its bars move (and steps rarely)."""
+    return next((top for top in (0.6, 0.9, 1.25) if 1.25 * peak <= top), 1.25 * peak)
+
+
+def overlap_build(ax, n, labels=("target p", "draft q")):
+    """The artists of overlap_bars for n tokens, all at height 0: {"p", "q": bars, "shade": the
+    2n bars of min(p, q), over p's then over q's}. overlap_update sets them."""
+    x, w, zero = np.arange(n), 0.4, np.zeros(n)
+    bars = {"p": ax.bar(x - w / 2, zero, w, color=COLORS["target"], label=labels[0]),
+            "q": ax.bar(x + w / 2, zero, w, color=COLORS["draft"], label=labels[1])}
+    bars["shade"] = [*ax.bar(x - w / 2, zero, w, color=COLORS["overlap"], label="min(p, q)"),
+                     *ax.bar(x + w / 2, zero, w, color=COLORS["overlap"])]  # one min(p, q) over both bars
+    token_axis(ax)
+    ax.set_axisbelow(True)   # grid under every bar, moving or not
+    ax.set_ylabel("probability of the next token")
+    ax.legend(ncol=3, loc="upper left")
+    return bars
+
+
+def overlap_update(bars, p, q):
+    """Set the bars of overlap_build to p, q and min(p, q); returns min(p, q)."""
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    overlap = np.minimum(p, q)
+    for bar, height in zip([*bars["p"], *bars["q"], *bars["shade"]], np.concatenate([p, q, overlap, overlap])):
+        bar.set_height(height)
+    return overlap
+
+
 def overlap_bars(ax, p, q, labels=("target p", "draft q")):
     """p and q as side-by-side bars; the part of each bar below min(p, q) is shaded.
 
     What sticks out above the shading is p's surplus (tokens the draft under-proposes)
     on the left bar and q's surplus (tokens it over-proposes) on the right. Returns ax.
+    A widget builds the same bars once (overlap_build) and moves them (overlap_update).
     """
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    x, w = np.arange(len(p)), 0.4
-    overlap = np.minimum(p, q)
-    ax.bar(x - w / 2, p, w, color=COLORS["target"], label=labels[0])
-    ax.bar(x + w / 2, q, w, color=COLORS["draft"], label=labels[1])
-    for dx in (-w / 2, w / 2):  # the same min(p, q) drawn over both bars
-        ax.bar(x + dx, overlap, w, color=COLORS["overlap"],
-               label="min(p, q)" if dx < 0 else None)
-    token_axis(ax)
-    ax.set_ylabel("probability of the next token")
-    ax.legend(ncol=3, loc="upper left")
-    ax.set_ylim(0, max(p.max(), q.max()) * 1.25)
+    overlap_update(overlap_build(ax, len(p), labels), p, q)
+    ax.set_ylim(0, max(np.max(p), np.max(q)) * 1.25)
     return ax
+
+
+def stacked_build(ax, n, parts, outline="target p"):
+    """The artists of stacked_parts for n tokens and `parts` [(label, colour name)], at height 0:
+    {"stack": one set of bars per part, "outline": p's outline, "legend"}. stacked_update sets them."""
+    x, zero = np.arange(n), np.zeros(n)
+    bars = {"stack": [ax.bar(x, zero, 0.6, label=label, color=COLORS.get(colour, colour))
+                      for label, colour in parts],
+            "outline": ax.bar(x, zero, 0.8, fill=False, edgecolor=COLORS["target"], linewidth=1.8, label=outline)}
+    token_axis(ax)
+    ax.set_axisbelow(True)   # grid under every bar, moving or not
+    ax.set_ylabel("probability of the next token")
+    bars["legend"] = ax.legend(loc="upper left")
+    return bars
+
+
+def stacked_update(bars, p, values, labels=None):
+    """Stack `values` (one array per part) in the bars of stacked_build, outline p, and (if given)
+    relabel the parts in the legend. Returns the stack's top."""
+    p = np.asarray(p, dtype=float)
+    bottom = np.zeros_like(p)
+    for part, heights in zip(bars["stack"], values):
+        heights = np.asarray(heights, dtype=float)
+        for bar, base, height in zip(part, bottom, heights):
+            bar.set_y(base)
+            bar.set_height(height)
+        bottom = bottom + heights
+    for bar, height in zip(bars["outline"], p):
+        bar.set_height(height)
+    for text, label in zip(bars["legend"].get_texts(), labels or ()):
+        text.set_text(label)
+    return bottom
 
 
 def stacked_parts(ax, p, parts, outline="target p"):
@@ -97,17 +150,9 @@ def stacked_parts(ax, p, parts, outline="target p"):
 
     Where the stack fills the outline exactly, the parts add up to p; a stack that pokes
     above the outline, or stops short of it, is off by that much. Returns the stack's top.
+    A widget builds the same bars once (stacked_build) and moves them (stacked_update).
     """
-    p = np.asarray(p, dtype=float)
-    x = np.arange(len(p))
-    bottom = np.zeros_like(p)
-    for label, values, colour in parts:
-        values = np.asarray(values, dtype=float)
-        ax.bar(x, values, 0.6, bottom=bottom, label=label, color=COLORS.get(colour, colour))
-        bottom = bottom + values
-    ax.bar(x, p, 0.8, fill=False, edgecolor=COLORS["target"], linewidth=1.8, label=outline)
-    token_axis(ax)
-    ax.set_ylabel("probability of the next token")
-    ax.legend(loc="upper left")
-    ax.set_ylim(0, max(p.max(), bottom.max()) * 1.25)
+    bars = stacked_build(ax, len(p), [(label, colour) for label, _, colour in parts], outline)
+    bottom = stacked_update(bars, p, [values for _, values, _ in parts])
+    ax.set_ylim(0, max(np.max(p), bottom.max()) * 1.25)
     return bottom

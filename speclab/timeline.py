@@ -100,6 +100,7 @@ def frame(ax, labels, xmax, unit="time (target calls)", legend=True):
     ax.set_xlim(0, xmax)
     ax.set_xlabel(unit)
     ax.grid(axis="y", visible=False)
+    ax.set_axisbelow(True)   # grid under every lane, moving or not
     if legend:
         handles = [Patch(color=COLOURS[k], label=lbl) for k, lbl in
                    (("target", "target call (1 token)"), ("draft", "draft call"),

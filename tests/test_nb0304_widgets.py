@@ -28,17 +28,17 @@ def nb04():
 
 
 def test_03_parts_stack_up_to_p_under_the_correct_rule_only(nb03):
-    draw = nb03["draw_parts"]
+    fig = plt.figure()
+    parts = nb03["build_parts"](fig)   # the widget's own figure, built once and updated
     for kind in ("good", "middling", "poor", "perfect"):
         for c in range(len(TOKENS)):
             for rule in ("correct", "no_resample", "greedy"):
-                fig = plt.figure()
-                out = draw(fig, c, kind, rule)
-                plt.close(fig)
+                out = nb03["show_parts"](parts, c, kind, rule)
                 if rule == "correct" or (rule == "no_resample" and kind == "perfect"):
                     assert out["max_error"] < 1e-12, f"{rule}, row {c}, {kind}: the stack must be p"
                 else:
                     assert out["tv"] > 1e-6, f"{rule}, row {c}, {kind}: a broken rule's stack must miss p"
+    plt.close(fig)
 
 
 def test_03_parts_widget_controls_reach_the_figure(nb03):
