@@ -27,11 +27,10 @@ import pytest
 
 from devtools import badsubmissions as bs
 from grading import selfcheck
-from grading.course import REPO, nbgrader
+from grading.course import REPO, nbgrader, nbgrader_api
 from grading.grade import REPORT, default_memory_limit, grade, parse_size, summary, tree_state
 from grading.grade.pool import Pool
 from grading.gradebook import cell_scores, score
-from grading.release import release
 
 AID = "01_branch_prediction"
 CELL_TIMEOUT = 10  # long enough for any honest cell on a loaded 2-core machine
@@ -42,12 +41,9 @@ CASES = {case.name: case for case in bs.CASES}
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    """A course with notebook 01 released and registered in its gradebook, no submissions."""
-    root = tmp_path_factory.mktemp("course")
-    shutil.copytree(REPO / "solutions" / AID, root / "solutions" / AID)
-    release([AID], root=root)
-    return root
+def course(released):
+    """A course with notebook 01 released and registered in its gradebook, no submissions (shared: copy it)."""
+    return released(AID)
 
 
 def copy_course(course, tmp_path_factory, name):
@@ -63,10 +59,13 @@ def honest(course):
 
 @pytest.fixture(scope="module")
 def sequential(course, honest, tmp_path_factory):
-    """The honest students graded the stock way: one `nbgrader autograde`, one submission after another."""
+    """The honest students graded the stock way: nbgrader's autograde (NbGraderAPI, in this process), one
+    submission after another."""
     root = copy_course(course, tmp_path_factory, "sequential")
     bs.write_class(root, AID, honest)
-    nbgrader("autograde", AID, "--force", "--log-level=ERROR", root=root, check=False, capture=True)
+    api = nbgrader_api(root)
+    for student in honest:
+        assert api.autograde(AID, student)["success"], f"stock nbgrader could not grade {student}"
     return {student: cell_scores(root, AID, student) for student in honest}
 
 

@@ -10,6 +10,7 @@ in-process: each delegating answer passes its test as written and fails it once 
 The course's own notebooks are checked too: every solution cell declares its helpers, every
 name it declares is a course helper, and the instructor's solutions use only those.
 """
+import ast
 import re
 
 import numpy as np
@@ -17,9 +18,10 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from grading import integrity
-from grading.course import assignments, source_notebook
-from devtools.mutants import failing_in_kernel, with_variant
+from devtools.coursework import fill
+from devtools.mutants import failing_in_kernel, run_variant, with_variant
+from grading import cells, integrity
+from grading.course import assignments, release_notebook, scratch_course, source_notebook
 
 AID = "01_branch_prediction"
 WRONG = '''
@@ -98,12 +100,37 @@ def greedy_decode(P, ctx, n):
     assert integrity.scan(source(), source()) == [], "the course's own notebook is clean"
 
 
+def statements(nb):
+    """What the notebook's code cells run, statement by statement. Left out: `pass`, which the scan puts
+    where it removed a statement, and a plain `import` of a module the notebook has imported already
+    (builtins, numpy, speclab: no code runs) under a name no cell reads (so nothing is shadowed)."""
+    read = set().union(*(integrity.free_names(c.source) for c in nb.cells if c.cell_type == "code"))
+
+    def idle(node):
+        return isinstance(node, ast.Pass) or isinstance(node, ast.Import) and all(
+            a.name.split(".")[0] in ("builtins", "numpy", "speclab")
+            and (a.asname or a.name.split(".")[0]) not in read for a in node.names)
+    return [[ast.dump(node) for node in ast.parse(c.source).body if not idle(node)]
+            for c in nb.cells if c.cell_type == "code"]
+
+
+@pytest.fixture(scope="module")
+def wrong_fails_in_a_kernel():
+    """The graded cells that fail when the source notebook, with the wrong greedy_decode and no attack, runs
+    in a real kernel (once for this module)."""
+    return failing_in_kernel(with_variant(AID, "greedy_decode", WRONG), source_notebook(AID).parent)
+
+
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
-def test_no_attack_earns_marks_once_sanitized(attack, tmp_path):
+def test_no_attack_earns_marks_once_sanitized(attack, wrong_fails_in_a_kernel):
+    """Once sanitized, the notebook runs exactly the statements of the notebook with the wrong answer and no
+    attack (proved statically, statement by statement), and that notebook fails in a real kernel: so
+    running each sanitized notebook in a kernel of its own would show nothing more."""
     nb = with_variant(AID, "greedy_decode", ATTACKS[attack] + WRONG)
     clean = integrity.sanitize(nb, integrity.scan(nb, source()))
-    failing = failing_in_kernel(clean, source_notebook(AID).parent)
-    assert "test_greedy_decode" in failing, f"{attack}: a wrong greedy_decode earned marks"
+    assert statements(clean) == statements(with_variant(AID, "greedy_decode", WRONG)), (
+        f"{attack}: the scan left part of the attack in the notebook it grades")
+    assert "test_greedy_decode" in wrong_fails_in_a_kernel, "a wrong greedy_decode earned marks"
 
 
 @pytest.mark.parametrize("attack", sorted(IMMUNE_WITHOUT_SANITIZE))
@@ -121,31 +148,28 @@ def test_importing_what_the_course_imports_is_not_tampering():
 
 
 def test_sanitizing_keeps_a_right_answer_right():
+    """The sanitized notebook runs exactly the statements of the right answer without the tampering line
+    (statically), and that answer passes (in-process: it patches nothing)."""
     nb = with_variant(AID, "greedy_decode", "np.isclose = lambda *a, **k: True\n" + RIGHT)
     clean = integrity.sanitize(nb, integrity.scan(nb, source()))
     assert "removed by the integrity scan" in "".join(c.source for c in clean.cells)
-    assert "test_greedy_decode" not in failing_in_kernel(clean, source_notebook(AID).parent)
+    assert statements(clean) == statements(with_variant(AID, "greedy_decode", RIGHT))
+    assert not run_variant(AID, "greedy_decode", RIGHT)
 
 
 def test_make_grade_flags_tampering_in_grades_csv_and_awards_nothing(tmp_path):
     """`make grade` on a small class: two tampering students and an honest one."""
     import csv
-    import shutil
 
-    from grading.course import REPO
     from grading.grade import grade
     from grading.gradebook import cell_scores
 
-    shutil.copytree(REPO / "solutions" / AID, tmp_path / "solutions" / AID)
-    shutil.copytree(REPO / "notebooks" / AID, tmp_path / "notebooks" / AID)
-    student_copy = nbformat.read(REPO / "notebooks" / AID / f"{AID}.ipynb", as_version=4)
+    scratch_course(tmp_path, [AID], release="copy")
+    student_copy = nbformat.read(release_notebook(AID), as_version=4)
     answers = {"honest": RIGHT, "isclose": ATTACKS["numpy comparisons always true"] + WRONG,
                "rebinder": ATTACKS["check rebound in the notebook"] + WRONG, "delegator": DELEGATE}
     for student, answer in answers.items():
-        nb = nbformat.from_dict(student_copy)
-        for cell in nb.cells:
-            if cell.metadata.get("nbgrader", {}).get("grade_id") == "greedy_decode":
-                cell.source = answer
+        nb = fill(nbformat.from_dict(student_copy), {"greedy_decode": answer})
         folder = tmp_path / "submitted" / student / AID
         folder.mkdir(parents=True)
         nbformat.write(nb, folder / f"{AID}.ipynb")
@@ -163,22 +187,17 @@ def test_make_grade_flags_tampering_in_grades_csv_and_awards_nothing(tmp_path):
 
 
 def test_the_delegate_passes_unless_the_scan_removes_it():
-    """Seen without the scan: the delegating greedy_decode earns every mark."""
-    nb = with_variant(AID, "greedy_decode", DELEGATE)
-    assert "test_greedy_decode" not in failing_in_kernel(nb, source_notebook(AID).parent)
+    """Seen without the scan: the delegating greedy_decode earns every mark (in-process, as the catalog's
+    delegates are run: it patches nothing, so a kernel of its own would show nothing more)."""
+    assert not run_variant(AID, "greedy_decode", DELEGATE)
 
 
 def test_self_check_reports_a_delegation_and_awards_nothing(tmp_path, capsys):
     """`make check` on a student copy whose greedy_decode hands the work to a course helper."""
     from grading import selfcheck
-    from grading.course import release_notebook
 
-    nb = nbformat.read(release_notebook(AID), as_version=4)
-    for cell in nb.cells:
-        if cell.metadata.get("nbgrader", {}).get("grade_id") == "greedy_decode":
-            cell.source = DELEGATE
     mine = tmp_path / f"{AID}.ipynb"
-    nbformat.write(nb, mine)
+    nbformat.write(fill(nbformat.read(release_notebook(AID), as_version=4), {"greedy_decode": DELEGATE}), mine)
     assert selfcheck.main([AID, "--file", str(mine)]) == 0
     out = capsys.readouterr().out
     assert re.search(r"test_greedy_decode\s+0 / 2", out), out
@@ -257,8 +276,8 @@ def failing_tests(nb):
         try:
             exec(compile(c.source, "<cell>", "exec"), ns)
         except Exception:
-            if c.metadata.get("nbgrader", {}).get("grade"):
-                failed.add(c.metadata.nbgrader.grade_id)
+            if cells.is_graded(c):
+                failed.add(cells.grade_id(c))
     return failed
 
 

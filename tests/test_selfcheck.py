@@ -6,14 +6,14 @@ which grades those submissions both ways.
 """
 import hashlib
 import re
-import shutil
 
 import nbformat
 import pytest
 
 from devtools import catalog
-from grading import selfcheck
-from grading.course import NoCourse, REPO, course_root, release_notebook, source_notebook
+from devtools.coursework import fill, leaked_hidden_lines
+from grading import cells, selfcheck
+from grading.course import NoCourse, course_root, release_notebook, scratch_course, source_notebook
 
 AID = "01_branch_prediction"
 TAMPER = "import numpy\nnumpy.isclose = lambda *a, **k: True\n"
@@ -24,11 +24,10 @@ def exercises():
     exercise with the graded tests that follow it."""
     out = []
     for c in nbformat.read(source_notebook(AID), as_version=4).cells:
-        meta = c.metadata.get("nbgrader", {})
-        if meta.get("solution") and c.cell_type == "code":
-            out.append((meta["grade_id"], c.source, {}))
-        elif meta.get("grade") and out:
-            out[-1][2][meta["grade_id"]] = meta["points"]
+        if cells.is_solution(c):
+            out.append((cells.grade_id(c), c.source, {}))
+        elif cells.is_graded(c) and out:
+            out[-1][2][cells.grade_id(c)] = cells.points(c)
     return out
 
 
@@ -39,12 +38,7 @@ def half_done(path):
     func = re.search(r"^def (\w+)", right2, re.M).group(1)
     wrong, _ = catalog.split(next(iter(catalog.load()[AID][func]["wrong"].values())))
     answers = {first: right1, second: wrong, third: TAMPER + right3}
-    nb = nbformat.read(release_notebook(AID), as_version=4)
-    for c in nb.cells:
-        gid = c.metadata.get("nbgrader", {}).get("grade_id")
-        if gid in answers and c.metadata.nbgrader.get("solution"):
-            c.source = answers[gid]
-    nbformat.write(nb, path)
+    nbformat.write(fill(nbformat.read(release_notebook(AID), as_version=4), answers), path)
 
 
 def digest(path):
@@ -53,10 +47,7 @@ def digest(path):
 
 def a_course(tmp_path):
     """A course folder outside the checkout: notebook 01's source and student copy."""
-    root = tmp_path / "course"
-    for kind in ("solutions", "notebooks"):
-        shutil.copytree(REPO / kind / AID, root / kind / AID)
-    return root
+    return scratch_course(tmp_path / "course", [AID], release="copy")
 
 
 def test_half_done_notebook_gets_a_per_part_report(tmp_path, capsys, monkeypatch):
@@ -84,11 +75,10 @@ def test_half_done_notebook_gets_a_per_part_report(tmp_path, capsys, monkeypatch
     assert "integrity: cell" in out and "numpy.isclose" in out, "tampering is reported with cell and line"
     parts = [(float(a), float(b)) for a, b in re.findall(r"^  \w+\s+([\d.]+) / ([\d.]+)\s", out, re.M)]
     assert f"{AID}: {sum(a for a, _ in parts):g} / {sum(b for _, b in parts):g} points" in out
-    src = nbformat.read(source_notebook(AID), as_version=4).cells
-    hidden = "\n".join(re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END", "\n".join(c.source for c in src), re.S))
-    for line in hidden.splitlines():
-        if len(line.strip()) > 25 and not line.strip().startswith(("check_equal(", '"')):
-            assert line.strip() not in out, f"the report shows hidden test code: {line.strip()}"
+    # an assertion's message (a check_equal call's, a string) is what the report rightly quotes
+    leaked = leaked_hidden_lines(out, nbformat.read(source_notebook(AID), as_version=4), longer_than=25,
+                                 shown=("check_equal(", '"'))
+    assert not leaked, f"the report shows hidden test code: {leaked}"
 
 
 def test_progress_table_over_the_course(tmp_path, capsys):
