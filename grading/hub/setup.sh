@@ -30,7 +30,7 @@ CONFIG
 
 # 5. Students do not get the instructor's tools: the formgrader, the create-assignment toolbar and the
 #    course list are off, in the browser (lab plugins) and on the server (server extensions). Students
-#    keep nbgrader:assignment-list (the Assignments tab) and nbgrader:validate-assignment (Validate).
+#    keep @jupyter/nbgrader:assignment-list (the Assignments tab) and :validate-assignment (Validate).
 #    JUPYTER_CONFIG_PATH comes before the environment's own config folder, so this wins over the
 #    "enabled" that nbgrader's install wrote there. (`jupyter labextension disable --level=sys_prefix`
 #    cannot be undone per user in a virtual environment: Jupyter reads the environment's folder before
@@ -38,9 +38,9 @@ CONFIG
 cat > "$HUB_ETC/students/labconfig/page_config.json" <<'JSON'
 {
   "disabledExtensions": {
-    "nbgrader:formgrader": true,
-    "nbgrader:create-assignment": true,
-    "nbgrader:course-list": true
+    "@jupyter/nbgrader:formgrader": true,
+    "@jupyter/nbgrader:create-assignment": true,
+    "@jupyter/nbgrader:course-list": true
   }
 }
 JSON
