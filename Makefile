@@ -41,6 +41,9 @@ lab: work
 	  --LabApp.news_url=None --LabApp.default_url=/lab/tree/01_branch_prediction/01_branch_prediction.ipynb \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
+# Every core by default (xdist workers); --dist loadgroup keeps each xdist_group (the browser tests) on one worker.
+PYTEST_ARGS ?= -n auto --dist loadgroup -q
+
 test: setup
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
