@@ -8,12 +8,20 @@ from devtools.mutants import run_sanitized, run_variant
 from grading import integrity
 
 ENTRIES = catalog.entries()
-JUDGED = [e for e in ENTRIES if e[2] in ("wrong", "right")]
-DELEGATES = [e for e in ENTRIES if e[2] == "delegate"]
 
 
-@pytest.mark.parametrize("aid,func,kind,desc,source,message", JUDGED,
-                         ids=[f"{a}-{f}-{k}-{d}" for a, f, k, d, _, _ in JUDGED])
+def by_notebook(entries):
+    """The entries as params, each notebook's in one xdist group: the worker that runs them executes that
+    notebook's source once (devtools.mutants._executed), not once per worker."""
+    return [pytest.param(*e, id=f"{e[0]}-{e[1]}-{e[2]}-{e[3]}", marks=pytest.mark.xdist_group(f"catalog-{e[0]}"))
+            for e in entries]
+
+
+JUDGED = by_notebook([e for e in ENTRIES if e[2] in ("wrong", "right")])
+DELEGATES = by_notebook([e for e in ENTRIES if e[2] == "delegate"])
+
+
+@pytest.mark.parametrize("aid,func,kind,desc,source,message", JUDGED)
 def test_catalog_entry(aid, func, kind, desc, source, message):
     failures = run_variant(aid, func, source)
     if kind == "wrong":
@@ -36,8 +44,7 @@ def says_what_happened(finding):
                                            or "hides which helper" in finding.why or "reference" in finding.why)
 
 
-@pytest.mark.parametrize("aid,func,kind,desc,source,message", DELEGATES,
-                         ids=[f"{a}-{f}-{k}-{d}" for a, f, k, d, _, _ in DELEGATES])
+@pytest.mark.parametrize("aid,func,kind,desc,source,message", DELEGATES)
 def test_delegation_entry(aid, func, kind, desc, source, message):
     plain = run_variant(aid, func, source)
     assert not plain, (f"{aid}: the delegating {func} ({desc}) fails a graded test even as written, so it "
@@ -56,13 +63,13 @@ def test_every_exercise_has_wrong_answers():
 
     import nbformat
 
+    from grading.cells import solution_cells
     from grading.course import assignments, source_notebook
     cat = catalog.load()
     for aid in assignments():
         assert aid in cat, f"{aid} has no catalog of wrong answers in devtools/catalog/"
         nb = nbformat.read(source_notebook(aid), as_version=4)
-        exercises = {name for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")
-                     for name in re.findall(r"^def (\w+)", c.source, re.M)}
+        exercises = {name for c in solution_cells(nb).values() for name in re.findall(r"^def (\w+)", c.source, re.M)}
         assert exercises <= set(cat[aid]), f"{aid}: exercises missing from the catalog: {exercises - set(cat[aid])}"
         for func, kinds in cat[aid].items():
             assert kinds.get("wrong"), f"{aid}.{func} lists no wrong answers"
