@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 
 from . import cells
-from .course import NoCourse, course_root
+from .course import NoCourse, course_root, scratch_course
 from .course import assignments as course_assignments
 from .gradebook import cell_scores
 
@@ -98,11 +98,7 @@ def check_many(items, timeout=None, root=None, workers=None, memory_limit=None, 
                               "notes": []}
                 continue
             if not (scratch / "solutions" / aid).exists():
-                shutil.copytree(root / "solutions" / aid, scratch / "solutions" / aid,
-                                ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-                if (root / "notebooks" / aid).is_dir():
-                    shutil.copytree(root / "notebooks" / aid, scratch / "notebooks" / aid,
-                                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+                scratch_course(scratch, [aid], root=root, release="copy")
             student = STUDENT if sum(a == aid for a, _ in items) == 1 else f"{STUDENT}{i:03d}"
             folder = scratch / "submitted" / student / aid
             folder.mkdir(parents=True)

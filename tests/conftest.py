@@ -23,8 +23,10 @@ def aid(request):
 
 @pytest.fixture(scope="session")
 def run_cache(tmp_path_factory):
-    """A folder shared by every xdist worker of this test run (the parent of the workers' base temp)."""
-    folder = tmp_path_factory.getbasetemp().parent / "speclab-run-cache"
+    """A folder of this test run, shared by its xdist workers (the parent of the workers' base temps; without
+    xdist, the run's own base temp: its parent holds other runs' folders)."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "speclab-run-cache"
     folder.mkdir(exist_ok=True)
     return folder
 
