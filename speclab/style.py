@@ -85,3 +85,31 @@ def table_heatmap(ax, M, title, cmap="Blues"):
     ax.grid(False)
     ax.set_title(title)
     return ax
+
+
+def _nice_ceil(x):
+    """The smallest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 (times a power of ten) at or above x > 0."""
+    scale = 10.0 ** np.floor(np.log10(x))
+    return scale * next(m for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10) if m * scale >= x * (1 - 1e-12))
+
+
+def steady_ylim(ax, lo, hi, fill=0.5, floor=None, cover=None):
+    """Keep a live widget's y limits while the data [lo, hi] fit inside them and fill at least
+    `fill` of their height; otherwise choose new ones: [lo, hi] plus a margin, with a round top
+    (and bottom `floor` if given, else lo less a margin). New limits also reach `cover`, if given
+    (what another setting of a control would show, so that moving it keeps these limits).
+
+    A move that changes limits redraws the whole frame (speclab.widgets.live), several times a
+    move that does not; and a frame that holds still shows how the data move. Returns True when
+    the limits changed.
+    """
+    bottom, top = ax.get_ylim()
+    span = max(hi - lo, 1e-9)
+    if bottom <= lo and hi <= top - 0.02 * (top - bottom) and span >= fill * (top - bottom):
+        return False
+    hi = hi if cover is None else max(hi, cover)
+    span = max(hi - lo, 1e-9)
+    new_bottom = floor if floor is not None else lo - 0.08 * span
+    new_top = new_bottom + _nice_ceil(hi + 0.15 * span - new_bottom)
+    ax.set_ylim(new_bottom, new_top)
+    return True
