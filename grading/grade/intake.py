@@ -81,13 +81,21 @@ def gradebooks(root, aids, config, template, release_dir):
         shutil.copy(template, course_db)
         return unknown
     with Gradebook(f"sqlite:///{course_db}") as gb:
-        known = set()
+        known, duedates = set(), {}
         for aid in aids:
             try:
-                gb.find_assignment(aid)
-                known.add(aid)
+                assignment = gb.find_assignment(aid)
             except MissingEntry:
-                pass
+                continue
+            duedates[aid] = assignment.duedate
+            if assignment.notebooks:  # `nbgrader db assignment add ID --duedate=...` adds one without
+                known.add(aid)        # notebooks: generate_assignment below adds them, keeping the date
+    # The due dates the instructor set go into the template, from which every submission's scratch
+    # gradebook is copied, so nbgrader's autograde there computes lateness and the late penalty.
+    with Gradebook(f"sqlite:///{template}") as gb:
+        for aid, due in duedates.items():
+            if due is not None and aid not in unknown:
+                gb.update_or_create_assignment(aid, duedate=due)
     course_api = nbgrader_api(root, config, db=course_db, release_dir=release_dir)
     for aid in aids:
         if aid not in known and aid not in unknown:
