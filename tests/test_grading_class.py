@@ -32,6 +32,8 @@ from grading.grade import REPORT, default_memory_limit, grade, parse_size, summa
 from grading.grade.pool import Pool
 from grading.gradebook import cell_scores, score
 
+pytestmark = pytest.mark.filterwarnings("ignore:.*not in session.*")  # nbgrader's harmless SAWarning
+
 AID = "01_branch_prediction"
 CELL_TIMEOUT = 10  # long enough for any honest cell on a loaded 2-core machine
 MEMORY_LIMIT = 2 << 30  # a kernel with the course's imports has about 1 GiB of address space
