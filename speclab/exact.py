@@ -9,7 +9,7 @@ exact output distribution, for any of the four rules in speclab.speculative.RULE
 
     round_outcomes(P, Q, ctx, k, rule)   every outcome: emitted tokens, accepted count, probability
     first_token_marginal(P, Q, rule)     V x V: row c = the first token a round from c emits
-    first_two_joint(P, Q, ctx, k, rule)  V x V exact joint of the first two emitted tokens
+    first_two_probabilities(P, Q, ctx, k, rule)  V x V exact joint of the first two emitted tokens
     first_tokens_joint(P, Q, ctx, k, n, rule)  (V,)*n exact joint of the first n emitted tokens
     target_tokens_joint(P, ctx, n)       (V,)*n joint of the target's own next n tokens
     window_tv(P, Q, ctx, k, n, rule)     TV between the two: the damage a window of n tokens sees
@@ -27,14 +27,13 @@ import itertools
 
 import numpy as np
 
-from .speculative import RULES, residual
+from .speculative import check_rule, residual
 
 
 def _tables(P, Q, rule):
     """(acceptance probability a[c, x], fix-up distribution F[c]) for every context c and draft x."""
     P, Q = np.asarray(P, dtype=float), np.asarray(Q, dtype=float)
-    if rule not in RULES:
-        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    check_rule(rule)
     if rule == "greedy":
         a = (np.arange(len(P))[None, :] == P.argmax(axis=1)[:, None]).astype(float)
     else:
@@ -104,7 +103,7 @@ def first_token_marginal(P, Q, rule="correct"):
     return M
 
 
-def first_two_joint(P, Q, ctx, k, rule="correct"):
+def first_two_probabilities(P, Q, ctx, k, rule="correct"):
     """The exact V x V joint of the first two tokens emitted from ctx (rounds of k drafts).
 
     A round that emits two or more tokens fixes both; a round that emits one token t

@@ -269,20 +269,6 @@ def slower_batch(step, target, draft, acc, a, k, ctx, overhead):
     return None
 
 
-def emitted_per_round(a, k, n, seed=0):
-    """Tokens emitted by each round until n are out, drawing acceptances independently with probability a.
-
-    One uniform per drafted token from default_rng(seed); the last round is trimmed to reach exactly n.
-    """
-    rng, out = np.random.default_rng(seed), []
-    while sum(out) < n:
-        accepted = 0
-        while accepted < k and rng.random() < a:
-            accepted += 1
-        out.append(min(accepted + 1, n - sum(out)))
-    return out
-
-
 # --- the deployment widget ---------------------------------------------------------------
 
 CONTEXTS = (512, 1024, 2048, 4096, 8192, 16384)

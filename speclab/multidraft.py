@@ -56,12 +56,13 @@ from .ngram import NGram
 from .sampling import sample_from
 from .speculative import residual
 
-RULES = ("mss", "recursive", "shortcut")
+# How several candidates are verified at one position (not speclab.speculative.RULES, the one-draft rules).
+MULTIDRAFT_METHODS = ("mss", "recursive", "shortcut")
 
 
 def _check_rule(rule):
-    if rule not in RULES:
-        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    if rule not in MULTIDRAFT_METHODS:
+        raise ValueError(f"rule must be one of {MULTIDRAFT_METHODS}, got {rule!r}")
 
 
 def _without(q, x):

@@ -13,10 +13,11 @@ one-step output of any accept rule with a given fallback), lent to 02's measurem
 """
 import numpy as np
 
-from .speculative import residual
+from .speculative import RULES, residual
 from .style import COLORS, token_axis
 
-ONE_TOKEN_RULES = ("correct", "greedy", "no_resample")
+# The rules that change a single token: "continue" differs only in what follows a rejection.
+ONE_TOKEN_RULES = tuple(rule for rule in RULES if rule != "continue")
 
 
 def one_token_distribution(p, q, rule="correct"):

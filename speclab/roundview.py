@@ -11,10 +11,20 @@ import numpy as np
 from matplotlib.patches import FancyBboxPatch
 from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
-from .sampling import sample_from
-from .speculative import RULES, accept_prob, draft_tokens, residual
+from .speculative import TableRows, accept_prob, check_rule, draft_tokens, verify_drafts
 from .style import COLORS
 from .tokens import name
+
+
+class _Recorder:
+    """An rng that remembers the uniforms it hands out, so a trace can show each test's u."""
+
+    def __init__(self, rng):
+        self.rng, self.drawn = rng, []
+
+    def random(self):
+        self.drawn.append(self.rng.random())
+        return self.drawn[-1]
 
 
 def trace_round(P, Q, ctx, k, rng, rule="correct"):
@@ -24,33 +34,25 @@ def trace_round(P, Q, ctx, k, rng, rule="correct"):
     ratio = min(1, p/q) or None for greedy, u (None for greedy), ok), stop (index of
     the first rejection, or k), final (token, source: "residual", "target" or
     "bonus"), emitted (the round's tokens).
+
+    The round itself is speclab.speculative.verify_drafts (the same uniforms in the same order as
+    draft_tokens then verify_round); this only records what it decided.
     """
-    if rule not in RULES:
-        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    check_rule(rule)
     drafted = draft_tokens(Q, ctx, k, rng)
     prefixes = [ctx] + drafted
-    tests, emitted = [], []
-    for i, x in enumerate(drafted):
+    recorder = _Recorder(rng)
+    emitted, stop = verify_drafts(drafted, TableRows(P, Q, prefixes), recorder, rule)
+    tests = []
+    for i, x in enumerate(drafted[:stop + 1]):
         p, q = P[prefixes[i]], Q[prefixes[i]]
-        if rule == "greedy":
-            u, ratio, ok = None, None, x == int(np.argmax(p))
-        else:
-            u, ratio = rng.random(), accept_prob(p, q, x)
-            ok = u < ratio
-        tests.append({"token": x, "p": float(p[x]), "q": float(q[x]), "ratio": ratio, "u": u, "ok": bool(ok)})
-        if ok:
-            emitted.append(x)
-            continue
-        source = "target" if rule == "no_resample" else "residual"
-        fix = sample_from(p if source == "target" else residual(p, q), rng.random())
-        emitted.append(fix)
-        if rule == "continue":
-            emitted.extend(drafted[i + 1:])
-        return {"ctx": ctx, "k": k, "rule": rule, "drafted": drafted, "tests": tests, "stop": i,
-                "final": (fix, source), "emitted": emitted}
-    bonus = sample_from(P[prefixes[-1]], rng.random())
-    return {"ctx": ctx, "k": k, "rule": rule, "drafted": drafted, "tests": tests, "stop": k,
-            "final": (bonus, "bonus"), "emitted": emitted + [bonus]}
+        greedy = rule == "greedy"
+        tests.append({"token": x, "p": float(p[x]), "q": float(q[x]), "ok": i < stop,
+                      "ratio": None if greedy else accept_prob(p, q, x),
+                      "u": None if greedy else recorder.drawn[i]})
+    source = "bonus" if stop == k else "target" if rule == "no_resample" else "residual"
+    return {"ctx": ctx, "k": k, "rule": rule, "drafted": drafted, "tests": tests, "stop": stop,
+            "final": (emitted[stop], source), "emitted": emitted}
 
 
 def round_build(ax, k_max, moving=False):

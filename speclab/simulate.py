@@ -18,7 +18,7 @@ rng a numpy Generator; k >= 1 drafts per round):
         Rounds.accepted (n,) int: drafts accepted before the first rejection (0..k)
         Rounds.last     (n,) int: the last emitted token, where the next round starts
 
-    first_two_joint(P, Q, ctx, k, trials, rng, rule="correct") -> (V, V) array
+    first_two_frequencies(P, Q, ctx, k, trials, rng, rule="correct") -> (V, V) array
         The empirical joint of the first two emitted tokens over `trials` independent
         trials from the int ctx: notebook 04's experiment (the loop's
         speculative_joint), vectorised.
@@ -61,7 +61,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .speculative import RULES, residual
+from .speculative import check_rule, residual
 
 
 def _cdf(M):
@@ -91,8 +91,7 @@ class _Model:
     """P and Q with everything a round needs precomputed for one rule."""
 
     def __init__(self, P, Q, rule):
-        if rule not in RULES:
-            raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+        check_rule(rule)
         self.P, self.Q = np.asarray(P, dtype=float), np.asarray(Q, dtype=float)
         self.rule, self.V = rule, len(self.P)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -156,7 +155,7 @@ def rounds(P, Q, ctx, k, rng, rule="correct"):
     return _rounds(_Model(P, Q, rule), np.asarray(ctx, dtype=np.int64).reshape(-1), k, rng)
 
 
-def first_two_joint(P, Q, ctx, k, trials, rng, rule="correct"):
+def first_two_frequencies(P, Q, ctx, k, trials, rng, rule="correct"):
     """V x V empirical joint of the first two emitted tokens over `trials` trials from ctx."""
     m = _Model(P, Q, rule)
     first = _rounds(m, np.full(trials, ctx, dtype=np.int64), k, rng)

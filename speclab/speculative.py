@@ -5,10 +5,17 @@ imports it from here instead of asking again. All randomness follows the contrac
 in speclab.sampling: one rng.random() per sampled token and per accept test, in the
 order (k draft tokens), then position by position (accept test, and on rejection one
 residual sample), then after k acceptances one bonus sample from the target.
+
+The round's logic lives once, in verify_drafts: verify_round (tables), roundview's trace,
+textspec's rounds on whole-context models and the sweeps' fast loop all call it. simulate.py
+(vectorised) and exact.py (enumeration) keep their own forms of the rules, and
+tests/test_simulate.py checks them against it outcome by outcome.
 """
 import numpy as np
 
-from .sampling import sample_from
+from .checks import check_equal
+from .sampling import ScriptedRNG, sample_from
+from .tokens import name, names
 
 RULES = ("correct", "greedy", "no_resample", "continue")
 
@@ -120,33 +127,66 @@ def draft_tokens(Q, ctx, k, rng):
     return drafted
 
 
+def check_rule(rule):
+    """Raise ValueError unless rule is one of RULES (a typo must not fall back to the correct rule)."""
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+
+
+def verify_drafts(drafted, rows, rng, rule="correct"):
+    """The round's logic, the one copy that every round in speclab runs: (emitted, stop).
+
+    Left to right, draft i is tested at prefix i (the context, then the drafts before it); the
+    first rejection emits one fix-up token and ends the round; k acceptances earn the bonus
+    token from the target's distribution after the last draft. stop is the position of the
+    first rejection, or k. `rows` says where the distributions at prefix i come from (bigram
+    tables, a model of the whole context, precomputed lists for speed):
+        rows.keep(i, x)         min(1, p(x) / q(x)) at prefix i
+        rows.favourite(i)       the argmax of p at prefix i (the greedy shortcut's test)
+        rows.sample(i, dist, u) a token from dist ("residual" or "target") at prefix i, uniform u
+    rule: "correct" (the paper), or a deliberate breakage: "greedy" (keep x iff it is the
+    argmax of p; no uniform for the test), "no_resample" (on rejection sample p, not the
+    residual), "continue" (on rejection also emit the remaining drafts, untested).
+    """
+    check_rule(rule)
+    out = []
+    for i, x in enumerate(drafted):
+        kept = x == rows.favourite(i) if rule == "greedy" else rng.random() < rows.keep(i, x)
+        if kept:
+            out.append(int(x))
+            continue
+        out.append(rows.sample(i, "target" if rule == "no_resample" else "residual", rng.random()))
+        if rule == "continue":
+            out.extend(int(d) for d in drafted[i + 1:])
+        return out, i
+    out.append(rows.sample(len(drafted), "target", rng.random()))  # the bonus token
+    return out, len(drafted)
+
+
+class TableRows:
+    """The distributions a round reads from bigram tables: at prefix i, row prefixes[i] of P and Q."""
+
+    def __init__(self, P, Q, prefixes):
+        self.P, self.Q, self.prefixes = P, Q, prefixes
+
+    def keep(self, i, x):
+        return accept_prob(self.P[self.prefixes[i]], self.Q[self.prefixes[i]], x)
+
+    def favourite(self, i):
+        return int(np.argmax(self.P[self.prefixes[i]]))
+
+    def sample(self, i, dist, u):
+        p = self.P[self.prefixes[i]]
+        return sample_from(p if dist == "target" else residual(p, self.Q[self.prefixes[i]]), u)
+
+
 def verify_round(P, Q, ctx, drafted, rng, rule="correct"):
     """The tokens one round emits (1 to k+1): walk the drafts, stop at the first rejection.
 
-    rule: "correct" (the paper), or a deliberate breakage: "greedy" (accept iff x is
-    the argmax of p; no uniform for the test), "no_resample" (on rejection sample p,
-    not the residual), "continue" (on rejection also emit the remaining drafts).
+    rule: "correct", or one of the breakages in `verify_drafts`. One target call scores all
+    k + 1 prefixes [ctx] + drafted; in a bigram table a prefix's distribution is its last token's row.
     """
-    if rule not in RULES:
-        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
-    prefixes = [ctx] + list(drafted)  # one target call scores all k + 1 of them
-    out = []
-    for i, x in enumerate(drafted):
-        p, q = P[prefixes[i]], Q[prefixes[i]]
-        if rule == "greedy":
-            ok = x == int(np.argmax(p))
-        else:
-            ok = rng.random() < accept_prob(p, q, x)
-        if ok:
-            out.append(int(x))
-            continue
-        fix = p if rule == "no_resample" else residual(p, q)
-        out.append(sample_from(fix, rng.random()))
-        if rule == "continue":
-            out.extend(int(d) for d in drafted[i + 1:])
-        return out
-    out.append(sample_from(P[prefixes[-1]], rng.random()))  # the bonus token
-    return out
+    return verify_drafts(drafted, TableRows(P, Q, [ctx] + list(drafted)), rng, rule)[0]
 
 
 def first_two_tokens(P, Q, ctx, k, rng, rule="correct"):
@@ -201,13 +241,49 @@ def rounds_with_accuracy(accuracy, k, n, rng):
     """Tokens per verify pass when each drafted token matches the target with probability `accuracy`.
 
     A round keeps the run of correct guesses, then one token from the target (its correction,
-    or the bonus after k hits): 1 to k + 1 tokens. Rounds continue until n tokens are out.
+    or the bonus after k hits): 1 to k + 1 tokens, one uniform per guess tested. Rounds continue
+    until exactly n tokens are out: the last one keeps only the tokens still needed.
     """
     per_round, made = [], 0
     while made < n:
         hits = 0
         while hits < k and rng.random() < accuracy:
             hits += 1
-        per_round.append(hits + 1)
-        made += hits + 1
+        per_round.append(min(hits + 1, n - made))
+        made += per_round[-1]
     return per_round
+
+
+# --- notebook 04's graded tests of a student's round ---------------------------------
+
+def scripted_round(verify, P, Q, ctx, drafted, uniforms, rule=None):
+    """(tokens, uniforms drawn): verify(P, Q, ctx, drafted, rng[, rule=rule]) on scripted uniforms.
+
+    Scripted uniforms make a round's answer exact. Twelve spare ones follow them, so that a round
+    which draws too many still returns: its count, not a crash, shows the mistake. rule=None
+    leaves the argument out (Exercise C is graded before the rules exist).
+    """
+    rng = ScriptedRNG(list(uniforms) + [0.5] * 12)
+    extra = {} if rule is None else {"rule": rule}
+    return list(verify(P, Q, ctx, list(drafted), rng, **extra)), rng.calls
+
+
+def check_rounds(verify, P, drafts, rule, seed, cases, lesson, count_lesson):
+    """Run `cases` random rounds through `verify` and verify_round on the same uniforms: same tokens,
+    same number of uniforms drawn, or an AssertionError that teaches (lesson, count_lesson).
+
+    Each case: a context, k = 1..5 drafted tokens from the next draft table of `drafts` in turn, and
+    the uniforms a round can use (k + 1; one under greedy), all from default_rng(seed).
+    """
+    g = np.random.default_rng(seed)
+    for case in range(cases):
+        Q = drafts[case % len(drafts)]
+        c, k = int(g.integers(len(P))), int(g.integers(1, 6))
+        drafted = draft_tokens(Q, c, k, g)
+        us = g.random(1 if rule == "greedy" else k + 1).tolist()
+        want_rng = ScriptedRNG(us)
+        want = verify_round(P, Q, c, drafted, want_rng, rule)
+        got, used = scripted_round(verify, P, Q, c, drafted, us, None if rule == "correct" else rule)
+        check_equal(got, want, f"{rule} from {name(c)!r}, drafts {names(drafted)!r}, uniforms "
+                               f"{[round(u, 4) for u in us]}: {lesson}")
+        check_equal(used, want_rng.calls, count_lesson)

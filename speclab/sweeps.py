@@ -15,9 +15,10 @@ Seeds: 20 quality sweep (drafts blend(P, other2, w)), 21 temperature mismatch
 41 the poor draft at c = 0.25.
 
 `run_rounds` is the loop written with the course's building blocks (draft_tokens,
-verify_round). `run_rounds_fast` is the same loop on plain Python lists, with the
-uniforms drawn in one block: it consumes them in the same order, so it returns the
-same counts (tests/test_sweeps.py checks this), about ten times faster.
+verify_round). `run_rounds_fast` plays the same rounds (speclab.speculative.verify_drafts,
+the one round) with the distributions precomputed as plain Python lists and the uniforms
+drawn in one block: it consumes them in the same order, so it returns the same counts
+(tests/test_sweeps.py checks this), several times faster.
 """
 from bisect import bisect_right
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from .costs import break_even_cost, speedup
 from .sampling import sample_from
-from .speculative import accept_prob, draft_tokens, residual, verify_round
+from .speculative import accept_prob, draft_tokens, residual, verify_round, verify_drafts
 from .tables import CONTEXT, blend, draft, table, target, temper
 
 ROUNDS = 40_000
@@ -57,50 +58,66 @@ def run_rounds(P, Q, k, rounds, rng, ctx=CONTEXT):
     return accepted, emitted
 
 
+class _ListRows:
+    """verify_drafts' rows for bigram tables, precomputed once as plain Python lists.
+
+    The same numbers as TableRows (min(1, p/q), argmax, inverse-CDF samples), without a NumPy
+    call per decision: that is all that makes the fast loop fast. Set .prefixes for each round.
+    """
+
+    def __init__(self, P, Q):
+        V = len(P)
+        self.V, self.prefixes = V, None
+        self.dists = {"target": P, "residual": np.array([residual(P[x], Q[x]) for x in range(V)]), "draft": Q}
+        self.cdfs = {kind: [np.cumsum(M[x]).tolist() for x in range(V)] for kind, M in self.dists.items()}
+        self.ratio = [[accept_prob(P[x], Q[x], y) if Q[x, y] > 0 else 0.0 for y in range(V)] for x in range(V)]
+        self.best = [int(np.argmax(P[x])) for x in range(V)]
+
+    def draw(self, kind, row, u):
+        i = bisect_right(self.cdfs[kind][row], u)
+        return i if i < self.V else sample_from(self.dists[kind][row], u)  # rounding fallback, as sample_from
+
+    def keep(self, i, x):
+        return self.ratio[self.prefixes[i]][x]
+
+    def favourite(self, i):
+        return self.best[self.prefixes[i]]
+
+    def sample(self, i, dist, u):
+        return self.draw(dist, self.prefixes[i], u)
+
+
+class _Uniforms:
+    """An rng whose random() hands out a block of uniforms drawn at once, in order."""
+
+    def __init__(self, us):
+        self.random = iter(us).__next__
+
+
 def run_rounds_fast(P, Q, k, rounds, rng, ctx=CONTEXT):
-    """run_rounds' counts from the same random stream, on plain Python lists.
+    """run_rounds' counts from the same random stream: the same rounds (speculative.verify_drafts),
+    on precomputed Python lists, with the uniforms drawn in one block.
 
     Draws rounds * (2k + 1) uniforms up front (the most a round can use), so it
     leaves `rng` further along than run_rounds would: give each call its own generator.
     """
-    P, Q = np.asarray(P, dtype=float), np.asarray(Q, dtype=float)
-    V = len(P)
-    pc = [np.cumsum(P[x]).tolist() for x in range(V)]
-    qc = [np.cumsum(Q[x]).tolist() for x in range(V)]
-    rc = [np.cumsum(residual(P[x], Q[x])).tolist() for x in range(V)]
-    keep = [[accept_prob(P[x], Q[x], y) if Q[x, y] > 0 else 0.0 for y in range(V)] for x in range(V)]
-    dists = {"p": P, "q": Q, "r": [residual(P[x], Q[x]) for x in range(V)]}
-
-    def sample(cdfs, kind, x, u):
-        i = bisect_right(cdfs[x], u)
-        return i if i < V else sample_from(dists[kind][x], u)  # rounding fallback, as sample_from
-
-    us = rng.random(rounds * (2 * k + 1)).tolist()
-    j = accepted = emitted = 0
+    rows = _ListRows(np.asarray(P, dtype=float), np.asarray(Q, dtype=float))
+    us = _Uniforms(rng.random(rounds * (2 * k + 1)).tolist())
+    q_cdfs, V = rows.cdfs["draft"], rows.V
+    accepted = emitted = 0
     t = ctx
     for _ in range(rounds):
         drafted, d = [], t
-        for _ in range(k):
-            d = sample(qc, "q", d, us[j])
-            j += 1
+        for _ in range(k):   # draft_tokens, inlined: the loop's hottest line
+            u = us.random()
+            i = bisect_right(q_cdfs[d], u)
+            d = i if i < V else rows.draw("draft", d, u)
             drafted.append(d)
-        prefix = t
-        for x in drafted:
-            u = us[j]
-            j += 1
-            if u < keep[prefix][x]:
-                accepted += 1
-                emitted += 1
-                prefix = x
-                continue
-            t = sample(rc, "r", prefix, us[j])
-            j += 1
-            emitted += 1
-            break
-        else:
-            t = sample(pc, "p", prefix, us[j])  # the bonus token
-            j += 1
-            emitted += 1
+        rows.prefixes = [t] + drafted
+        out, stop = verify_drafts(drafted, rows, us)
+        accepted += stop
+        emitted += len(out)
+        t = out[-1]
     return accepted, emitted
 
 

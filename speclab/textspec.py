@@ -11,12 +11,12 @@ after k acceptances one for the bonus token from the target.
 
     draft_tokens(draft, context, k, rng) -> list of k ids
     verify_round(target, draft, context, drafted, rng, rule="correct") -> emitted ids
-    play_round(...) -> (emitted ids, kinds): kinds[i] in "accepted", "resampled", "bonus"
+    play_round(...) -> (emitted ids, kinds): kinds[i] in "accepted", "resampled", "bonus" ("stale")
     generate(target, draft, context, n, k, rng) -> Generation (tokens, kinds, rounds;
                                                  .kept_fraction, .tokens_per_call, .round_starts)
     lookup_draft(g, fallback=None) -> a draft model that copies from earlier in the context
     onehot_residual(p, x) -> p with x removed, renormalised
-    first_two_joint(target, draft, context, k, trials, rng, rule) -> V x V empirical joint
+    first_two_frequencies(target, draft, context, k, trials, rng, rule) -> V x V empirical joint
     exact_first_two(target, context) -> V x V exact joint of the target's next two tokens
     tv_bound(J, trials, fail=1e-7) -> a TV threshold a correct sampler exceeds with prob < fail
     seconds_per_call(model, contexts) -> seconds of one model call (fastest pass)
@@ -29,9 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .sampling import sample_from
-from .speculative import residual
-
-RULES = ("correct", "no_resample")
+from .speculative import accept_prob, residual, verify_drafts
 
 
 def draft_tokens(draft, context, k, rng):
@@ -44,25 +42,39 @@ def draft_tokens(draft, context, k, rng):
     return out
 
 
+class ModelRows:
+    """The distributions a round reads from models of the whole context: at prefix i,
+    target(context + drafted[:i]) and draft(context + drafted[:i]), each called once, when first needed."""
+
+    def __init__(self, target, draft, context, drafted):
+        self.models, self.context, self.seen = (target, draft), list(context), {}
+        self.drafted = [int(x) for x in drafted]
+
+    def _dist(self, which, i):
+        if (which, i) not in self.seen:
+            self.seen[which, i] = self.models[which](self.context + self.drafted[:i])
+        return self.seen[which, i]
+
+    def keep(self, i, x):
+        return accept_prob(self._dist(0, i), self._dist(1, i), x)
+
+    def favourite(self, i):
+        return int(np.argmax(self._dist(0, i)))
+
+    def sample(self, i, dist, u):
+        p = self._dist(0, i)
+        return sample_from(p if dist == "target" else residual(p, self._dist(1, i)), u)
+
+
 def play_round(target, draft, context, drafted, rng, rule="correct"):
-    """(emitted, kinds): the tokens one verify pass emits, and how each came about."""
-    if rule not in RULES:
-        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
-    ctx, out, kinds = list(context), [], []
-    for x in drafted:
-        p, q = target(ctx), draft(ctx)
-        if rng.random() * q[x] < p[x]:
-            out.append(int(x))
-            kinds.append("accepted")
-            ctx.append(int(x))
-            continue
-        fix = p if rule == "no_resample" else residual(p, q)
-        out.append(sample_from(fix, rng.random()))
-        kinds.append("resampled")
-        return out, kinds
-    out.append(sample_from(target(ctx), rng.random()))
-    kinds.append("bonus")
-    return out, kinds
+    """(emitted, kinds): the tokens one verify pass emits, and how each came about.
+
+    The round is speclab.speculative.verify_drafts, the same as on tables; kinds[i] is "accepted",
+    "resampled" (the fix-up after a rejection), "bonus", or "stale" (rule "continue" only).
+    """
+    out, stop = verify_drafts(drafted, ModelRows(target, draft, context, drafted), rng, rule)
+    kinds = ["accepted"] * stop + ["bonus" if stop == len(drafted) else "resampled"]
+    return out, kinds + ["stale"] * (len(out) - len(kinds))
 
 
 def verify_round(target, draft, context, drafted, rng, rule="correct"):
@@ -162,7 +174,7 @@ def onehot_residual(p, x):
 
 # --- exactness ---------------------------------------------------------------------------
 
-def first_two_joint(target, draft, context, k, trials, rng, rule="correct"):
+def first_two_frequencies(target, draft, context, k, trials, rng, rule="correct"):
     """V x V empirical joint of the first two tokens speculative generation emits, over `trials` runs."""
     V = len(target(list(context)))
     counts = np.zeros((V, V))

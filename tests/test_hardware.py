@@ -8,6 +8,7 @@ import pytest
 
 from speclab import hardware as hw
 from speclab.costs import DRAFT_STEP_OVERHEAD_S, draft_cost, expected_tokens
+from speclab.speculative import rounds_with_accuracy
 
 PARAMS = {"llama-2-7b": 6_738_415_616, "llama-3-70b": 70_553_706_496, "llama-3.2-1b": 1_235_814_400}
 
@@ -245,8 +246,9 @@ def test_draw_deployment_marks_a_batch_that_does_not_fit():
 
 
 @pytest.mark.parametrize("a,k", [(0.8, 4), (0.0, 3), (1.0, 2), (0.5, 8)])
-def test_emitted_per_round_reaches_exactly_n(a, k):
-    rounds = hw.emitted_per_round(a, k, 48, seed=0)
+def test_rounds_with_accuracy_reaches_exactly_n(a, k):
+    """07's timeline: speculative.rounds_with_accuracy (one copy; hardware once had its own) emits exactly n."""
+    rounds = rounds_with_accuracy(a, k, 48, np.random.default_rng(0))
     assert sum(rounds) == 48 and all(1 <= r <= k + 1 for r in rounds)
     if a == 1.0:
         assert rounds[:-1] == [k + 1] * (len(rounds) - 1)

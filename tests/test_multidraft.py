@@ -33,7 +33,7 @@ def test_correct_rules_give_back_p_exactly(rule):
             assert np.abs(out - p).max() < 1e-12, f"{rule}, n = {n}: the output must be exactly p"
 
 
-@pytest.mark.parametrize("rule", md.RULES)
+@pytest.mark.parametrize("rule", md.MULTIDRAFT_METHODS)
 def test_loop_enumeration_matches_vectorised(rule):
     replace = rule != "recursive"
     for p, q in PAIRS[::4] + _random_pairs(2, 4):
@@ -80,7 +80,7 @@ def test_acceptance_closed_form_and_ordering():
 
 def test_accepted_at_splits_the_output():
     for p, q in PAIRS[::3]:
-        for rule in md.RULES:
+        for rule in md.MULTIDRAFT_METHODS:
             A, final = md.accepted_at(p, q, 3, rule)
             assert A.shape == (3, len(p))
             assert abs(A.sum() + final.sum() - 1) < 1e-12
@@ -111,7 +111,7 @@ def _plain_reference(p, q, n, us, rule):
     return sample_from(residual(p, q) if rule == "shortcut" else r, us[k]), k + 1
 
 
-@pytest.mark.parametrize("rule", md.RULES)
+@pytest.mark.parametrize("rule", md.MULTIDRAFT_METHODS)
 def test_samplers_follow_the_randomness_contract(rule):
     g = np.random.default_rng(7)
     for p, q in PAIRS:

@@ -216,9 +216,9 @@ def test_two_token_joint_is_the_targets(corpus):
     assert math.isclose(J.sum(), 1.0, abs_tol=1e-12)
     n = 5_000
     bound = textspec.tv_bound(J, n, fail=1e-7)
-    good = textspec.first_two_joint(target, draft, ctx, 2, n, np.random.default_rng(1))
+    good = textspec.first_two_frequencies(target, draft, ctx, 2, n, np.random.default_rng(1))
     assert tv_distance(good, J) < bound
-    bad = textspec.first_two_joint(target, draft, ctx, 2, n, np.random.default_rng(1), rule="no_resample")
+    bad = textspec.first_two_frequencies(target, draft, ctx, 2, n, np.random.default_rng(1), rule="no_resample")
     assert tv_distance(bad, J) > bound
 
 

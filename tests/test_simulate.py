@@ -50,7 +50,7 @@ def assert_matches(freq, prob, n, what):
 @pytest.mark.parametrize("k", [1, 2, 4])
 @pytest.mark.parametrize("ctx", [0, 3])
 def test_exact_correct_rule_is_the_target(Q, k, ctx):
-    J = exact.first_two_joint(P, Q, ctx, k, "correct")
+    J = exact.first_two_probabilities(P, Q, ctx, k, "correct")
     assert tv_distance(J, target_joint(P, ctx)) < 1e-13
     assert np.abs(exact.first_token_marginal(P, Q, "correct") - P).max() < 1e-15
 
@@ -70,7 +70,7 @@ def test_exact_outcomes_are_a_distribution(rule):
 
 def test_exact_broken_rules_drift():
     ref = target_joint(P, 0)
-    tv = {rule: tv_distance(exact.first_two_joint(P, GOOD, 0, 4, rule), ref) for rule in RULES}
+    tv = {rule: tv_distance(exact.first_two_probabilities(P, GOOD, 0, 4, rule), ref) for rule in RULES}
     assert tv["correct"] < 1e-13
     assert tv["greedy"] > tv["no_resample"] > tv["continue"] > 0.02
 
@@ -101,10 +101,10 @@ def test_dense_round_distributions_match_the_outcome_list(rule, k):
 @pytest.mark.parametrize("rule", RULES)
 @pytest.mark.parametrize("k", [1, 2, 4])
 def test_windows_chain_rounds_exactly(rule, k):
-    """A window of two is first_two_joint; the correct rule's window of any length is the target's."""
+    """A window of two is first_two_probabilities; the correct rule's window of any length is the target's."""
     for ctx in (0, 4):
         two = exact.first_tokens_joint(P, GOOD, ctx, k, 2, rule)
-        assert np.abs(two - exact.first_two_joint(P, GOOD, ctx, k, rule)).max() < 1e-15
+        assert np.abs(two - exact.first_two_probabilities(P, GOOD, ctx, k, rule)).max() < 1e-15
         for n in (1, 3, 4):
             J = exact.first_tokens_joint(P, GOOD, ctx, k, n, rule)
             assert J.shape == (6,) * n and abs(J.sum() - 1) < 1e-12
@@ -171,7 +171,7 @@ def test_exact_agrees_with_the_loop(rule):
     """The reference loop, 20,000 trials from a fixed seed, against the enumeration, cell by cell."""
     n = 20_000
     J = speculative_joint(P, GOOD, 0, 4, n, np.random.default_rng(100), rule)
-    assert_matches(J, exact.first_two_joint(P, GOOD, 0, 4, rule), n, f"loop vs exact ({rule})")
+    assert_matches(J, exact.first_two_probabilities(P, GOOD, 0, 4, rule), n, f"loop vs exact ({rule})")
 
 
 # --- the vectorised simulator: exact checks on deterministic models -------------------
@@ -228,9 +228,9 @@ SETTINGS = [(GOOD, 0, 4), (POOR, 3, 2)]
 def test_vectorised_joint_matches_exact(rule, setting):
     Q, ctx, k = SETTINGS[setting]
     n = 200_000
-    J = simulate.first_two_joint(P, Q, ctx, k, n, np.random.default_rng(200 + setting), rule)
+    J = simulate.first_two_frequencies(P, Q, ctx, k, n, np.random.default_rng(200 + setting), rule)
     assert abs(J.sum() - 1.0) < 1e-12
-    assert_matches(J, exact.first_two_joint(P, Q, ctx, k, rule), n, f"vectorised vs exact ({rule})")
+    assert_matches(J, exact.first_two_probabilities(P, Q, ctx, k, rule), n, f"vectorised vs exact ({rule})")
 
 
 @pytest.mark.parametrize("rule", RULES)
@@ -269,3 +269,146 @@ def test_vectorised_three_token_window_matches_exact(rule):
     T = simulate.first_tokens(P, GOOD, 0, 4, 3, n, np.random.default_rng(400), rule)
     J = np.bincount(T[:, 0] * 36 + T[:, 1] * 6 + T[:, 2], minlength=216) / n
     assert_matches(J, exact.first_tokens_joint(P, GOOD, 0, 4, 3, rule), n, f"three-token window ({rule})")
+
+
+# --- every form of the round is the one round (speclab.speculative.verify_drafts) --------
+# simulate.py (vectorised) and exact.py (enumeration) keep their own forms of the rules;
+# these exact checks tie each of them to the one round, outcome by outcome.
+
+from collections import defaultdict                                   # noqa: E402
+
+from speclab import textspec                                          # noqa: E402
+from speclab.sampling import ScriptedRNG                              # noqa: E402
+from speclab.speculative import TableRows, accept_prob, residual, verify_drafts  # noqa: E402
+
+
+class _Blocks:
+    """A stand-in Generator whose random(size) returns the arrays given, in order (simulate draws
+    three blocks per batch of rounds: the drafts' uniforms (k, n), the accept tests' (k, n), the
+    last token's (n,))."""
+
+    def __init__(self, *blocks):
+        self.blocks = list(blocks)
+
+    def random(self, size):
+        block = self.blocks.pop(0)
+        assert block.shape == tuple(np.atleast_1d(size)), (block.shape, size)
+        return block
+
+
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("Q,k", [(GOOD, 4), (POOR, 2), (draft("middling"), 1), (GOOD, 6)],
+                         ids=["good-k4", "poor-k2", "middling-k1", "good-k6"])
+def test_vectorised_rounds_are_the_round(rule, Q, k):
+    """Each of 3,000 vectorised rounds, fed known uniforms, emits exactly what the one round emits on them.
+
+    The round takes its uniforms in the contract's order: k drafts, then one per accept test, then one
+    for the last token; how many tests it makes (its stop) says which uniform was the last token's.
+    """
+    n = 3_000
+    g = np.random.default_rng(10 * RULES.index(rule) + k)
+    ctx = g.integers(6, size=n)
+    u_draft, u_verify = g.random((k, n)), g.random((k + 1, n))
+    u_end = np.empty(n)
+    rounds = []
+    for i in range(n):
+        rng = ScriptedRNG(u_draft[:, i].tolist() + u_verify[:, i].tolist())
+        drafted = draft_tokens(Q, int(ctx[i]), k, rng)
+        out, stop = verify_drafts(drafted, TableRows(P, Q, [int(ctx[i])] + drafted), rng, rule)
+        u_end[i] = u_verify[rng.calls - k - 1, i]        # the uniform the round's last token used
+        rounds.append((out, stop))
+    r = simulate.rounds(P, Q, ctx, k, _Blocks(u_draft, u_verify[:k], u_end), rule)
+    for i, (out, stop) in enumerate(rounds):
+        assert r.tokens[i].tolist() == out + [-1] * (k + 1 - len(out)), (i, rule)
+        assert (r.accepted[i], r.emitted[i]) == (stop, len(out)), (i, rule)
+
+
+# Two small bigram models whose every decision boundary is listed: a round is then an exact,
+# finite sum over the gaps between boundaries. NICE's probabilities are quarters (four gaps; a tie
+# in row 2 for greedy), TENTHS has generic values (about 25 gaps, so only k = 1 is cheap).
+NICE_P = np.array([[0.5, 0.25, 0.25], [0.25, 0.25, 0.5], [0.0, 0.5, 0.5]])
+NICE_Q = np.array([[0.25, 0.5, 0.25], [0.5, 0.25, 0.25], [0.25, 0.25, 0.5]])
+TENTHS_P = np.array([[0.5, 0.3, 0.2], [0.1, 0.6, 0.3], [0.4, 0.4, 0.2]])
+TENTHS_Q = np.array([[0.2, 0.3, 0.5], [0.3, 0.3, 0.4], [0.5, 0.25, 0.25]])
+
+
+def _cuts(P_, Q_):
+    """Every value a uniform is compared with in a round: accept ratios and the CDFs it samples."""
+    V = len(P_)
+    cuts = {0.0, 1.0}
+    for c in range(V):
+        for dist in (P_[c], Q_[c], residual(P_[c], Q_[c])):
+            cuts.update(np.cumsum(dist).tolist())
+        cuts.update(accept_prob(P_[c], Q_[c], x) for x in range(V) if Q_[c, x] > 0)
+    return sorted(u for u in cuts if 0.0 <= u <= 1.0)
+
+
+def _law(play, cuts):
+    """{result: probability} of play(rng) with independent uniforms: play is a function of its uniforms
+    that is constant between consecutive cuts, so one midpoint per gap, weighted by the gap's width, gives
+    the exact law. Depth first: a run that asks for one more uniform than scripted branches on it."""
+    gaps = [((a + b) / 2, b - a) for a, b in zip(cuts, cuts[1:]) if a < (a + b) / 2 < 1.0]  # < 1: a uniform
+    law = defaultdict(float)
+
+    def explore(prefix, weight):
+        try:
+            result = play(ScriptedRNG(prefix))
+        except RuntimeError:
+            for u, w in gaps:
+                explore(prefix + [u], weight * w)
+            return
+        law[result] += weight
+
+    explore([], 1.0)
+    return law
+
+
+def _round_law(P_, Q_, ctx, k, rule):
+    """{(emitted tokens, drafts accepted): probability} of one round (draft_tokens, then the one round)."""
+    cuts = _cuts(P_, Q_)
+    law = defaultdict(float)
+    for drafted, p_drafted in _law(lambda rng: tuple(draft_tokens(Q_, ctx, k, rng)), cuts).items():
+        rows = TableRows(P_, Q_, [ctx] + list(drafted))
+
+        def play(rng):
+            out, stop = verify_drafts(list(drafted), rows, rng, rule)
+            return tuple(out), stop
+        for outcome, p in _law(play, cuts).items():
+            law[outcome] += p_drafted * p
+    return law
+
+
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("P_,Q_,k", [(NICE_P, NICE_Q, 1), (NICE_P, NICE_Q, 2), (NICE_P, NICE_Q, 3),
+                                     (TENTHS_P, TENTHS_Q, 1), (TENTHS_Q, TENTHS_P, 1)],
+                         ids=["nice-k1", "nice-k2", "nice-k3", "tenths-k1", "tenths-swapped-k1"])
+def test_exact_outcomes_are_the_rounds_law(rule, P_, Q_, k):
+    """exact.round_outcomes, summed by (tokens, accepted), equals the one round's law, enumerated exactly."""
+    for ctx in range(len(P_)):
+        tokens, accepted, prob = exact.round_outcomes(P_, Q_, ctx, k, rule)
+        listed = defaultdict(float)
+        for row, a, p in zip(tokens.tolist(), accepted.tolist(), prob.tolist()):
+            listed[tuple(t for t in row if t >= 0), a] += p
+        law = _round_law(P_, Q_, ctx, k, rule)
+        for outcome in set(law) | set(listed):
+            assert abs(law[outcome] - listed[outcome]) < 1e-12, (rule, ctx, outcome, law[outcome], listed[outcome])
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_textspec_round_on_a_bigram_model_is_the_round(rule):
+    """textspec's round, with models that read only the last token, is speculative's round on the same uniforms."""
+    g = np.random.default_rng(7)
+    for Q in (GOOD, POOR):
+        target_model, draft_model = (lambda c: P[c[-1]]), (lambda c, Q=Q: Q[c[-1]])
+        for _ in range(300):
+            ctx, k = int(g.integers(6)), int(g.integers(1, 6))
+            us = g.random(2 * k + 1).tolist()
+            mine, theirs = ScriptedRNG(us), ScriptedRNG(us)
+            drafted = draft_tokens(Q, ctx, k, mine)
+            assert textspec.draft_tokens(draft_model, [3, ctx], k, theirs) == drafted
+            want = verify_round(P, Q, ctx, drafted, mine, rule)
+            got, kinds = textspec.play_round(target_model, draft_model, [3, ctx], drafted, theirs, rule)
+            assert got == want and theirs.calls == mine.calls, (rule, ctx, drafted, us)
+            stop = kinds.count("accepted")
+            assert kinds[:stop] == ["accepted"] * stop and got[:stop] == drafted[:stop]
+            assert kinds[stop] == ("bonus" if stop == k else "resampled"), kinds

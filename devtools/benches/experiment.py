@@ -2,7 +2,7 @@
 
 Both run here, one after the other in this process, on the same rules: the loop is
 speclab.speculative.speculative_joint (one rng.random() per decision, the seed
-page's stream), the vectorised one speclab.simulate.first_two_joint. Each is timed
+page's stream), the vectorised one speclab.simulate.first_two_frequencies. Each is timed
 by wall clock and by this process's CPU time (time.process_time): on a shared
 machine the CPU time is the fairer ratio, since other people's work stretches the
 wall clock. The vectorised time is the best of 3 calls. The TV columns show both
@@ -37,11 +37,11 @@ def bench():
         Q = P if kind is None else draft(kind)
         J_loop, loop_wall, loop_cpu = _timed(
             lambda: speculative_joint(P, Q, 0, k, TRIALS, np.random.default_rng(seed), rule))
-        vec = [_timed(lambda: simulate.first_two_joint(P, Q, 0, k, TRIALS, np.random.default_rng(seed), rule))
+        vec = [_timed(lambda: simulate.first_two_frequencies(P, Q, 0, k, TRIALS, np.random.default_rng(seed), rule))
                for _ in range(3)]
         J_vec, vec_wall, vec_cpu = vec[0][0], min(v[1] for v in vec), min(v[2] for v in vec)
         totals += (loop_wall, loop_cpu, vec_wall, vec_cpu)
-        exact_tv = tv_distance(exact.first_two_joint(P, Q, 0, k, rule), ref)
+        exact_tv = tv_distance(exact.first_two_probabilities(P, Q, 0, k, rule), ref)
         yield (f"{label}: TV loop / vectorised / exact",
                f"{tv_distance(J_loop, ref):.4f} / {tv_distance(J_vec, ref):.4f} / {exact_tv:.4f}")
         yield (f"{label}: loop vs vectorised, wall",

@@ -264,6 +264,11 @@ from speclab import sweeps
 def verify_round(P, Q, ctx, drafted, rng, rule="correct"):
     return sweeps.verify_round(P, Q, ctx, drafted, rng, rule)
 """,
+            "the course's one round (verify_drafts) on its table rows": """
+from speclab.speculative import TableRows, verify_drafts
+def verify_round(P, Q, ctx, drafted, rng, rule="correct"):
+    return verify_drafts(drafted, TableRows(P, Q, [ctx] + list(drafted)), rng, rule)[0]
+""",
         },
     },
     "speculative_joint": {
@@ -559,7 +564,7 @@ def three_token_tv(P, Q, ctx, k, rule="correct"):
     V = len(P)
     tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
     M1 = first_token_marginal(P, Q, rule)
-    J2 = [first_two_joint(P, Q, x, k, rule) for x in range(V)]
+    J2 = [first_two_probabilities(P, Q, x, k, rule) for x in range(V)]
     J = np.zeros((V, V, V))
     for row, w in zip(tokens, prob):
         out = row[row >= 0]
@@ -577,7 +582,7 @@ def three_token_tv(P, Q, ctx, k, rule="correct"):
     V = len(P)
     tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
     M1 = first_token_marginal(P, Q, rule)
-    J2 = [first_two_joint(P, Q, x, k, rule) for x in range(V)]
+    J2 = [first_two_probabilities(P, Q, x, k, rule) for x in range(V)]
     J = np.zeros((V, V, V))
     for row, w in zip(tokens, prob):
         out = row[row >= 0]
@@ -595,7 +600,7 @@ def three_token_tv(P, Q, ctx, k, rule="correct"):
 def three_token_tv(P, Q, ctx, k, rule="correct"):
     V = len(P)
     tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
-    J2 = [first_two_joint(P, Q, x, k, rule) for x in range(V)]
+    J2 = [first_two_probabilities(P, Q, x, k, rule) for x in range(V)]
     J = np.zeros((V, V, V))
     for row, w in zip(tokens, prob):
         out = row[row >= 0]
@@ -630,7 +635,7 @@ def three_token_tv(P, Q, ctx, k, rule="correct"):
     V = len(P)
     tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
     M1 = first_token_marginal(P, Q, rule)
-    J2 = first_two_joint(P, Q, ctx, k, rule)
+    J2 = first_two_probabilities(P, Q, ctx, k, rule)
     J = np.zeros((V, V, V))
     for row, w in zip(tokens, prob):
         out = row[row >= 0]
@@ -657,7 +662,7 @@ def three_token_tv(P, Q, ctx, k, rule="correct"):
 """,
             "the two-token window measured instead": """
 def three_token_tv(P, Q, ctx, k, rule="correct"):
-    return tv_distance(first_two_joint(P, Q, ctx, k, rule), target_joint(P, ctx))
+    return tv_distance(first_two_probabilities(P, Q, ctx, k, rule), target_joint(P, ctx))
 """,
         },
         "right": {
@@ -666,7 +671,7 @@ def three_token_tv(P, Q, ctx, k, rule="correct"):
     V = len(P)
     tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
     M1 = first_token_marginal(P, Q, rule)
-    J2 = [first_two_joint(P, Q, x, k, rule) for x in range(V)]
+    J2 = [first_two_probabilities(P, Q, x, k, rule) for x in range(V)]
     J = np.zeros((V, V, V))
     for row, w in zip(tokens, prob):
         out = row[row >= 0]
@@ -683,7 +688,7 @@ def three_token_tv(P, Q, ctx, k, rule="correct"):
     V = len(P)
     tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
     M1 = first_token_marginal(P, Q, rule)
-    J2 = {x: first_two_joint(P, Q, x, k, rule) for x in range(V)}
+    J2 = {x: first_two_probabilities(P, Q, x, k, rule) for x in range(V)}
     joint = {}
     for row, w in zip(tokens.tolist(), prob.tolist()):
         out = [t for t in row if t >= 0]
