@@ -245,6 +245,49 @@ def test_draw_deployment_marks_a_batch_that_does_not_fit():
     assert r["fits"] and "2.45x" in fig.axes[1].get_title() and "slower from batch 300" in fig.axes[1].get_title()
 
 
+def test_deployment_widget_moves_in_place_and_shows_what_a_full_redraw_shows():
+    """07's widget (speclab.widgets.live): another accelerator or batch keeps both axes' limits (a move
+    redraws only the moving artists), and after a batch that does not fit and back, the pixels are
+    those of a full redraw of the same state (no stale bars, labels or ticks from the other panel)."""
+    import io
+
+    from PIL import Image as PILImage
+
+    from speclab import widgets
+    w = widgets.live(hw.build_deployment, hw.update_deployment, figsize=(9.5, 3.4),
+                     batch=widgets.slider(1, 1, 1024, 1, "batch"),
+                     accelerator=widgets.dropdown(["A100", "H100", "H200"], "H100", "4 x"),
+                     context=widgets.dropdown(list(hw.CONTEXTS), 1024, "context"))
+    screen = w._screen
+    frame = screen.frame
+    for value in ("A100", "H200", "H100"):
+        widgets.set_value(w, "4 x", value)
+    widgets.set_value(w, "batch", 2)
+    assert screen.frame == frame, "another accelerator or the next batch keeps the axes' limits"
+
+    def pixels(png):
+        return np.asarray(PILImage.open(io.BytesIO(png)).convert("RGB"), dtype=int)
+
+    def shows_a_full_redraw(state):
+        shown = pixels(widgets.encode(screen.canvas))
+        moving = screen.fig.findobj(lambda a: a.get_animated())
+        for artist in moving:
+            artist.set_animated(False)
+        full = pixels(widgets.png(screen.fig))
+        for artist in moving:
+            artist.set_animated(True)
+        screen.fig.set_canvas(screen.canvas)   # png() drew on a canvas of its own
+        # moving artists are drawn last, so where one crosses a spine or grid line it lies on top of it
+        differ = (np.abs(shown - full).max(axis=2) > 2).mean()
+        assert differ < 2e-3, f"{state}: the move shows what a full redraw shows ({differ:.2%} of pixels differ)"
+
+    assert widgets.set_value(w, "context", 4096)["max_batch"] == 119
+    assert not widgets.set_value(w, "batch", 512)["fits"] and "119" in screen.fig.axes[1].get_title()
+    shows_a_full_redraw("batch 512 at 4,096 context (does not fit)")
+    assert widgets.set_value(w, "batch", 100)["fits"]
+    shows_a_full_redraw("batch 100 after a batch that did not fit")
+
+
 @pytest.mark.parametrize("a,k", [(0.8, 4), (0.0, 3), (1.0, 2), (0.5, 8)])
 def test_rounds_with_accuracy_reaches_exactly_n(a, k):
     """07's timeline: speculative.rounds_with_accuracy (one copy; hardware once had its own) emits exactly n."""
