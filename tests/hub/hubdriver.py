@@ -57,10 +57,26 @@ def user_env(name, home, **extra):
     return env
 
 
-def as_user(name, home, cmd, cwd=None, check=True, timeout=600, **env):
+class Background:
+    """A command started with as_user(..., background=True): wait() checks it like a foreground one."""
+
+    def __init__(self, full, cwd, what):
+        self.what = what
+        self.popen = subprocess.Popen(full, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def wait(self, timeout=600):
+        out, err = self.popen.communicate(timeout=timeout)
+        if self.popen.returncode:
+            raise AssertionError(f"{self.what} exited {self.popen.returncode}:\n{out[-3000:]}\n{err[-3000:]}")
+        return out
+
+
+def as_user(name, home, cmd, cwd=None, check=True, timeout=600, background=False, **env):
     """Run cmd as the OS user `name` (runuser; no root left), with a clean environment."""
     full = ["runuser", "-u", name, "--", "env", "-i",
             *(f"{k}={v}" for k, v in user_env(name, home, **env).items()), *map(str, cmd)]
+    if background:
+        return Background(full, cwd or home, f"{' '.join(map(str, cmd))} as {name}")
     run = subprocess.run(full, cwd=cwd or home, capture_output=True, text=True, timeout=timeout)
     if check and run.returncode:
         raise AssertionError(f"{' '.join(map(str, cmd))} as {name} exited {run.returncode}:\n"

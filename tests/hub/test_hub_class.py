@@ -70,6 +70,7 @@ def world():
     _need_root()
     missing = hub_.missing_parts()
     assert not missing, "the hub test needs " + "; ".join(missing)
+    t0 = time.monotonic()
     base = Path(tempfile.mkdtemp(prefix="speclab-hub-", dir="/tmp"))
     os.chmod(base, 0o755)
     cleanups = []
@@ -88,6 +89,7 @@ def world():
         accounts.run("instructor", ["bash", str(hub_.HUB / "instructor.sh")], COURSE=course)
         hub = hub_.Hub(base, etc, accounts.group, [accounts.names["instructor"]])
         cleanups.append(hub.stop)
+        TIMINGS["set-up: accounts, setup.sh, clone, instructor.sh, hub"] = round(time.monotonic() - t0, 1)
         yield {"base": base, "accounts": accounts, "etc": etc, "exchange": exchange, "course": course,
                "hub": hub}
     finally:
@@ -124,17 +126,18 @@ def make_clone(accounts):
     return course
 
 
-def run_as(world, role, cmd, check=True):
+def run_as(world, role, cmd, check=True, background=False):
     """cmd as `role`'s OS user, with what a terminal in their hub server has: the Jupyter config path
     grading/hub/jupyterhub_config.py gives them (students: the students' folder first)."""
     acc, etc = world["accounts"], world["etc"]
     folders = [etc / "everyone"] if role == "instructor" else [etc / "students", etc / "everyone"]
     cwd = world["course"] if role == "instructor" else acc.home(role)
-    return acc.run(role, cmd, cwd=cwd, check=check, JUPYTER_CONFIG_PATH=os.pathsep.join(map(str, folders)))
+    return acc.run(role, cmd, cwd=cwd, check=check, background=background,
+                   JUPYTER_CONFIG_PATH=os.pathsep.join(map(str, folders)))
 
 
-def nbgrader_as(world, role, *args, check=True):
-    return run_as(world, role, ["nbgrader", *args], check=check)
+def nbgrader_as(world, role, *args, check=True, background=False):
+    return run_as(world, role, ["nbgrader", *args], check=check, background=background)
 
 
 # ------------------------------------------------------------------------------------------ browser
@@ -272,14 +275,7 @@ def test_one_class_on_a_real_hub(world):
     step = Steps()
     acc, exchange, course, hub = world["accounts"], world["exchange"], world["course"], world["hub"]
     A, B, C = (acc.names[r] for r in ("alice", "bob", "carol"))
-    step("set-up: accounts, setup.sh, hub")
-
-    # 2. the instructor releases notebook 02, as themselves
-    nbgrader_as(world, "instructor", "release_assignment", AID, "--force")
-    assert (exchange / COURSE_ID / "outbound" / AID / f"{AID}.ipynb").is_file()
-    step("release")
-
-    right = {k: v for k, v in hub_.solution_sources(bs.solved(REPO, AID)).items()}
+    right = hub_.solution_sources(bs.solved(REPO, AID))
     _, func, desc, mistake = bs.wrong_answer(REPO, AID, 0)
     wrong = dict(right)
     wrong[next(g for g, src in right.items() if f"def {func}(" in src)] = mistake
@@ -287,30 +283,42 @@ def test_one_class_on_a_real_hub(world):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=lab_.CHROMIUM, headless=True, args=lab_.CHROMIUM_ARGS)
         try:
+            # (the steps overlap where the class allows it: the suite's time is short)
             pages = {}
-            for role in ("alice", "bob"):  # both servers start at once
+            for role in ("alice", "bob"):  # A and B log in; the hub starts both servers at once
                 pages[role] = start_login(browser.new_context(viewport=lab_.VIEWPORT), world, role)
+
+            # 2. the instructor releases notebook 02, as themselves, meanwhile
+            nbgrader_as(world, "instructor", "release_assignment", AID, "--force")
+            assert (exchange / COURSE_ID / "outbound" / AID / f"{AID}.ipynb").is_file()
+            step("release (while the students' servers start)")
+            # C (the memory hog, step 7) hands in from a shell, on time: started now, waited for below
+            hog = acc.home("carol") / AID / f"{AID}.ipynb"
+            hog.parent.mkdir()
+            files = next(c for c in bs.CASES if c.name == "eats_memory").build(REPO, AID)
+            hog.write_bytes(files[f"{AID}.ipynb"])
+            shutil.chown(hog.parent, C, acc.group)
+            shutil.chown(hog, C, acc.group)
+            carol = nbgrader_as(world, "carol", "submit", AID, background=True)
+
             for role in ("alice", "bob"):
                 finish_login(pages[role][0], world, role)
             step("log in (two servers spawned)")
             a, b = pages["alice"][0], pages["bob"][0]
 
-            # 3. A works and submits on time; C (the memory hog, step 7) too, from a terminal
+            # 3. A works and submits on time
             work_and_submit(a, world, "alice", right, expect_valid=True)
             step("alice: fetch, fill, validate, submit")
-            run_as(world, "carol", ["nbgrader", "fetch_assignment", AID])
-            hog = acc.home("carol") / AID / f"{AID}.ipynb"
-            files = next(c for c in bs.CASES if c.name == "eats_memory").build(REPO, AID)
-            hog.write_bytes(files[f"{AID}.ipynb"])
-            shutil.chown(hog, C, acc.group)
-            run_as(world, "carol", ["nbgrader", "submit", AID])
+            carol.wait()
             # 5. the due date falls here: B's submission is late
             time.sleep(1.1)
             due = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
             time.sleep(1.1)
-            nbgrader_as(world, "instructor", "db", "assignment", "add", AID, f"--duedate={due}")
-            step("carol submits from a terminal; due date set")
+            set_due = nbgrader_as(world, "instructor", "db", "assignment", "add", AID, f"--duedate={due}",
+                                  background=True)
+            step("carol's submission; due date")
             work_and_submit(b, world, "bob", wrong, expect_valid=False)
+            set_due.wait()
             step("bob: fetch, fill, validate, submit (late)")
 
             # 4. permissions: A cannot list inbound/, so cannot find B's submission
@@ -368,15 +376,22 @@ def test_one_class_on_a_real_hub(world):
             listing = run_as(world, "alice", ["ls", str(exchange / COURSE_ID / "feedback")], check=False)
             assert listing.returncode != 0, "a student must not be able to list the released feedback"
             seen = {}
-            for role, page, want in (("alice", a, full), ("bob", b, full - lost)):
+            # B's page shows the score after the late penalty, and the penalty
+            for role, page, want, late in (("alice", a, full, 0), ("bob", b, 0, full - lost)):
                 text, rel = fetch_feedback(page, world, role)
-                assert f"Score: {float(want)} / {float(total)}" in text, (
+                assert f"{AID} (Score: {float(want)} / {float(total)})" in text, (
                     f"{role}'s feedback page must show their score {want} / {total}: {text[:600]}")
+                if late:
+                    assert f"Late submission penalty (Score: {-float(late)})" in text, text[:600]
                 seen[role] = rel
-            other = b.evaluate(f"async () => {{ const r = await fetch('/user/{A}/files/{seen['alice']}');"
-                               f" return [r.status, (await r.text()).slice(0, 2000)]; }}")
-            assert f"Score: {float(full)}" not in other[1], "B's browser must not get A's feedback page"
+            # B's browser, logged in as B, asks the hub for A's page: refused (an error or a page without it)
+            other = b.evaluate(f"async () => {{ try {{ const r = await fetch('/user/{A}/files/{seen['alice']}');"
+                               f" return [r.status, (await r.text()).slice(0, 4000)]; }}"
+                               f" catch (e) {{ return [0, String(e)]; }} }}")
+            assert other[0] != 200 and f"Score: {float(full)}" not in other[1], (
+                f"B's browser must not get A's feedback page: {other}")
             step("feedback: release, fetch in the browser, read")
         finally:
             browser.close()
-    print("hub test timings (s):", TIMINGS)
+            print("hub test timings (s):", TIMINGS)
+            Path(os.environ.get("SPECLAB_HUB_TIMINGS", "/dev/null")).write_text(repr(TIMINGS))
