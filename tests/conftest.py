@@ -91,3 +91,21 @@ def course_copy(tmp_path, released):
     def copy(aid, name="course"):
         return Path(shutil.copytree(released(aid), tmp_path / name))
     return copy
+
+
+@pytest.fixture(autouse=True)
+def _working_directory_kept(request):
+    """Every test ends in the folder it started in. Some code under test moves this process into a
+    temporary folder and removes it (seen in `make test` runs: every later test on that xdist worker then
+    failed with FileNotFoundError from os.getcwd); put the folder back and say which test moved it."""
+    before = os.getcwd()
+    yield
+    try:
+        now = os.getcwd()
+    except FileNotFoundError:
+        now = "a folder that no longer exists"
+    if now != before:
+        os.chdir(before)
+        import warnings
+
+        warnings.warn(f"{request.node.nodeid} left the working directory at {now}; it was put back to {before}")
