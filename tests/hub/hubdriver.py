@@ -12,7 +12,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -214,16 +213,6 @@ def wait_for(predicate, timeout, what, step=0.3):
             return value
         time.sleep(step)
     raise TimeoutError(f"{what} within {timeout} s")
-
-
-def answers(url):
-    try:
-        with urllib.request.urlopen(url, timeout=5) as r:
-            return r.status
-    except urllib.error.HTTPError as e:
-        return e.code
-    except Exception:
-        return None
 
 
 def uid(name):

@@ -29,7 +29,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
 
 import hubdriver as hub_
@@ -360,7 +359,8 @@ def test_one_class_on_a_real_hub(world):
             step("expected scores (reference runs)")
             rows = grades_csv(course)
             assert float(rows[A]["raw_score"]) == full and float(rows[A]["late_submission_penalty"]) == 0, rows[A]
-            assert float(rows[B]["raw_score"]) == full - lost, (rows[B], graded.stdout[-2000:])
+            assert float(rows[B]["raw_score"]) == full - lost, (
+                f"B's mistake ({desc}) must cost {lost} points: {rows[B]}", graded.stdout[-2000:])
             assert float(rows[B]["late_submission_penalty"]) == full - lost and float(rows[B]["score"]) == 0, (
                 f"B submitted after the due date ({due}): the zero policy must take every point: {rows[B]}")
             # 7. the memory hog: stopped by make grade's limit, keeps the other exercises' points
