@@ -18,7 +18,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: setup lab test release grade check bench work screenshots
 
-setup: $(STAMP) node_modules/.installed
+setup: $(STAMP) grading/hub/node_modules/.installed
 
 # Reinstall only when the pins change; the stamp records that the venv matches them.
 $(STAMP): requirements.txt pyproject.toml
@@ -27,10 +27,10 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -e .
 	@touch $@
 
-# JupyterHub's proxy, configurable-http-proxy (pinned in package-lock.json), for a hub on this machine
-# (grading/hub/, tests/hub/). Without npm this says so and goes on: nothing else needs it.
-node_modules/.installed: package.json package-lock.json
-	@if command -v npm >/dev/null; then npm ci --no-audit --no-fund --loglevel=error && touch $@; \
+# JupyterHub's proxy, configurable-http-proxy (pinned in grading/hub/package-lock.json), for a hub on
+# this machine (grading/hub/, tests/hub/). Without npm this says so and goes on: nothing else needs it.
+grading/hub/node_modules/.installed: grading/hub/package.json grading/hub/package-lock.json
+	@if command -v npm >/dev/null; then npm ci --prefix grading/hub --no-audit --no-fund --loglevel=error && touch $@; \
 	else echo "npm not found: configurable-http-proxy not installed (only a JupyterHub needs it: grading/README.md)"; fi
 
 work: setup

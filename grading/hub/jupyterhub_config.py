@@ -21,8 +21,8 @@ HUB_ETC = os.environ.get("SPECLAB_HUB_ETC", "/etc/jupyter/speclab")
 COURSE_GROUP = os.environ.get("SPECLAB_GROUP", "speclab")
 # Whose servers keep nbgrader's instructor tools (formgrader, create assignment, course list).
 INSTRUCTORS = set(os.environ.get("SPECLAB_INSTRUCTORS", "instructor").split(","))
-# The proxy: configurable-http-proxy, which `make setup` installs into the course clone's node_modules/.
-PROXY = os.environ.get("SPECLAB_PROXY", "/srv/speclab/node_modules/.bin/configurable-http-proxy")
+# The proxy: configurable-http-proxy, which `make setup` installs into the course clone's grading/hub/node_modules/.
+PROXY = os.environ.get("SPECLAB_PROXY", "/srv/speclab/grading/hub/node_modules/.bin/configurable-http-proxy")
 
 c.JupyterHub.bind_url = "http://:8000"          # put TLS in front (a reverse proxy), or set ssl_cert/ssl_key
 c.JupyterHub.authenticator_class = "pam"        # system accounts and their passwords

@@ -19,7 +19,7 @@ sys.path.insert(0, str(REPO / "tests" / "browser"))
 import labdriver as lab_  # noqa: E402  (Chromium, process trees)
 
 HUB = REPO / "grading" / "hub"
-PROXY = REPO / "node_modules" / ".bin" / "configurable-http-proxy"
+PROXY = REPO / "grading" / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
 ENV = Path(sys.prefix)               # the course's Python environment (the venv the tests run in)
 ENV_BIN = Path(sys.executable).parent
 HUB_READY_S = 90

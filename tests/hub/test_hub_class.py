@@ -110,13 +110,12 @@ def make_clone(accounts):
     home = accounts.home("instructor")
     course = home / "speclab"
     course.mkdir()
-    for name in ("Makefile", "requirements.txt", "pyproject.toml", "package.json", "package-lock.json"):
+    for name in ("Makefile", "requirements.txt", "pyproject.toml"):
         shutil.copy2(REPO / name, course / name)
     for folder in ("grading", "speclab", "data", f"solutions/{AID}", f"notebooks/{AID}"):
         shutil.copytree(REPO / folder, course / folder,
-                        ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+                        ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints", "node_modules"))
     (course / ".venv").symlink_to(REPO / ".venv")
-    (course / "node_modules").symlink_to(REPO / "node_modules")
     # the guide's late policy (README, step 7): a late submission scores zero
     with open(course / "grading" / "nbgrader_config.py", "a") as f:
         f.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
