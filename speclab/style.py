@@ -113,3 +113,12 @@ def steady_ylim(ax, lo, hi, fill=0.5, floor=None, cover=None):
     new_top = new_bottom + _nice_ceil(hi + 0.15 * span - new_bottom)
     ax.set_ylim(new_bottom, new_top)
     return True
+
+
+def round_top(hi):
+    """A round top for a y axis showing data up to hi > 0: the smallest of 1, 2, 5 (times a power of
+    ten) at or above 1.15 hi. A function of the data alone (unlike steady_ylim), so the same settings
+    always show the same axis; it changes only where the data cross a step of the ladder."""
+    x = 1.15 * hi
+    scale = 10.0 ** np.floor(np.log10(x))
+    return scale * next(m for m in (1, 2, 5, 10) if m * scale >= x * (1 - 1e-12))
