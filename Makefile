@@ -1,6 +1,6 @@
 # Guess, then check: speculative decoding in NumPy.
 #   make lab      set up, make your working copy in work/ (never overwritten), open JupyterLab
-#   make test     set up, run every test
+#   make test     set up (and JupyterHub's proxy, for the hub test), run every test
 #   make release  regenerate the student notebooks in notebooks/ from solutions/
 #   make grade    autograde everything in submitted/, write feedback/ and grades.csv
 #   make check    grade your own work/ copy against the hidden tests (NB=04 for one notebook)
@@ -16,9 +16,12 @@ NB     ?=
 export JUPYTER_CONFIG_PATH := $(CURDIR)/grading
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup lab test release grade check bench work screenshots
+.PHONY: setup proxy lab test release grade check bench work screenshots
 
-setup: $(STAMP) grading/hub/node_modules/.installed
+setup: $(STAMP)
+
+# JupyterHub's proxy: only a hub on this machine needs it (make test runs one: tests/hub/).
+proxy: grading/hub/node_modules/.installed
 
 # Reinstall only when the pins change; the stamp records that the venv matches them.
 $(STAMP): requirements.txt pyproject.toml
@@ -44,7 +47,7 @@ lab: work
 # Every core by default (xdist workers); --dist loadgroup keeps each xdist_group (the browser tests) on one worker.
 PYTEST_ARGS ?= -n auto --dist loadgroup -q
 
-test: setup
+test: setup proxy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 release: setup

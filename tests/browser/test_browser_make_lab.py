@@ -33,7 +33,7 @@ def repo_copy(session_dir):
     for part in PARTS:
         src = REPO / part
         if src.is_dir():
-            shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+            shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints", "node_modules"))
         elif src.exists():
             dest.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / part)
