@@ -402,7 +402,7 @@ def update_deployment(parts, batch=1, accelerator="H100", context=1024, k=4, a=0
         parts["tick_label"].set_text(f"{k} draft steps\n(// overhead)")
         parts["tick_label"].set_x(1)
         parts["title1"].set_text(f"One round at batch {batch}")
-        steady_ylim(ax1, 0.0, max(r["plain_ms"], k * r["draft_ms"], r["verify_ms"]), fill=0.35, floor=0.0,
+        steady_ylim(ax1, 0.0, max(r["plain_ms"], k * r["draft_ms"], r["verify_ms"]), floor=0.0,
                     cover=max(max(e["plain_ms"], k * e["draft_ms"], e["verify_ms"]) for e in every))
     else:
         used = [r["weights_gb"], r["memory_gb"] - r["weights_gb"]]
@@ -418,7 +418,7 @@ def update_deployment(parts, batch=1, accelerator="H100", context=1024, k=4, a=0
         parts["tick_label"].set_text(f"batch {batch}")
         parts["tick_label"].set_x(0)
         parts["title1"].set_text(f"Needs {r['memory_gb']:.0f} GB of {r['capacity_gb']:.0f}")
-        steady_ylim(ax1, 0.0, max(r["memory_gb"], r["capacity_gb"]), fill=0.35, floor=0.0,
+        steady_ylim(ax1, 0.0, max(r["memory_gb"], r["capacity_gb"]), floor=0.0,
                     cover=max(max(e["memory_gb"], e["capacity_gb"]) for e in every))
     shown = _CURVE[_CURVE < min(cap, n)]
     xs = r["batches"][shown]

@@ -93,32 +93,29 @@ def _nice_ceil(x):
     return scale * next(m for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10) if m * scale >= x * (1 - 1e-12))
 
 
-def steady_ylim(ax, lo, hi, fill=0.5, floor=None, cover=None):
-    """Keep a live widget's y limits while the data [lo, hi] fit inside them and fill at least
-    `fill` of their height; otherwise choose new ones: [lo, hi] plus a margin, with a round top
-    (and bottom `floor` if given, else lo less a margin). New limits also reach `cover`, if given
-    (what another setting of a control would show, so that moving it keeps these limits).
+def steady_ylim(ax, lo, hi, floor=None, cover=None):
+    """Give a live widget's y axis limits that depend on the data alone, in round steps.
 
-    A move that changes limits redraws the whole frame (speclab.widgets.live), several times a
-    move that does not; and a frame that holds still shows how the data move. Returns True when
-    the limits changed.
+    The bottom is `floor` (else 0 for data at or above 0, else a round number below lo); the top
+    is a round number (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten) above hi, or above
+    `cover` if larger (what other settings of a control show, so that moving it keeps the axis).
+    The same settings always show the same axis, whatever path led to them, and the axis moves
+    only where the data cross a step: a move that changes limits redraws the whole frame
+    (speclab.widgets.live). Returns True when the limits changed.
     """
-    bottom, top = ax.get_ylim()
-    span = max(hi - lo, 1e-9)
-    if bottom <= lo and hi <= top - 0.02 * (top - bottom) and span >= fill * (top - bottom):
-        return False
     hi = hi if cover is None else max(hi, cover)
-    span = max(hi - lo, 1e-9)
-    new_bottom = floor if floor is not None else lo - 0.08 * span
-    new_top = new_bottom + _nice_ceil(hi + 0.15 * span - new_bottom)
-    ax.set_ylim(new_bottom, new_top)
+    bottom = floor if floor is not None else 0.0 if lo >= 0 else -_nice_ceil(-1.08 * lo)
+    top = bottom + _nice_ceil(hi + 0.15 * max(hi - bottom, 1e-9) - bottom)
+    if ax.get_ylim() == (bottom, top):
+        return False
+    ax.set_ylim(bottom, top)
     return True
 
 
 def round_top(hi):
     """A round top for a y axis showing data up to hi > 0: the smallest of 1, 2, 5 (times a power of
-    ten) at or above 1.15 hi. A function of the data alone (unlike steady_ylim), so the same settings
-    always show the same axis; it changes only where the data cross a step of the ladder."""
+    ten) at or above 1.15 hi. A function of the data alone, so the same settings always show the same
+    axis; it changes only where the data cross a step of the ladder (coarser than steady_ylim's)."""
     x = 1.15 * hi
     scale = 10.0 ** np.floor(np.log10(x))
     return scale * next(m for m in (1, 2, 5, 10) if m * scale >= x * (1 - 1e-12))

@@ -63,10 +63,15 @@ def encode(canvas):
 
 
 def png(fig):
-    """The figure as PNG bytes: one rasterisation."""
-    canvas = FigureCanvasAgg(fig)
-    canvas.draw()
-    return encode(canvas)
+    """The figure as PNG bytes: one rasterisation, on a canvas of its own (the figure's own canvas,
+    a live widget's screen among them, is left as it was)."""
+    own = fig.canvas
+    try:
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        return encode(canvas)
+    finally:
+        fig.set_canvas(own)
 
 
 def moving(*artists):

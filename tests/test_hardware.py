@@ -276,7 +276,7 @@ def test_deployment_widget_moves_in_place_and_shows_what_a_full_redraw_shows():
         full = pixels(widgets.png(screen.fig))
         for artist in moving:
             artist.set_animated(True)
-        screen.fig.set_canvas(screen.canvas)   # png() drew on a canvas of its own
+        assert screen.fig.canvas is screen.canvas, "png() draws on a canvas of its own"
         # moving artists are drawn last, so where one crosses a spine or grid line it lies on top of it
         differ = (np.abs(shown - full).max(axis=2) > 2).mean()
         assert differ < 2e-3, f"{state}: the move shows what a full redraw shows ({differ:.2%} of pixels differ)"

@@ -270,3 +270,29 @@ def test_live_widget_probe_uses_a_twin():
     assert w.children[0].value == 2.0 and len(w._screen.timings) == 1, "the shown widget did not move"
     with pytest.raises(KeyError):
         widgets.probe(w, "nope", 1)
+
+
+def test_steady_ylim_depends_on_the_data_alone():
+    fig = widgets.new_figure((3, 2))
+    ax = fig.add_subplot()
+    final = []
+    for path in ([0.5, 3.0, 1.1], [9.0, 0.2, 1.1], [1.1]):
+        for hi in path:
+            style.steady_ylim(ax, 0.0, hi)
+        final.append(ax.get_ylim())
+    assert final[0] == final[1] == final[2], f"the same data, the same axis, whatever the path: {final}"
+    bottom, top = final[0]
+    assert bottom == 0 and 1.1 < top <= 1.5, "a round top just above the data"
+    assert not style.steady_ylim(ax, 0.0, 1.12), "data within the same step keep the axis"
+    assert style.steady_ylim(ax, 0.0, 1.1, cover=2.0) and ax.get_ylim()[1] >= 2.0, "cover reaches other settings"
+    style.steady_ylim(ax, -0.3, 1.0)
+    assert ax.get_ylim()[0] < -0.3, "data below zero get a round bottom below them"
+
+
+def test_png_leaves_a_live_widgets_canvas_alone():
+    w = _speed_widget()
+    fig = w._screen.fig
+    widgets.png(fig)
+    assert fig.canvas is w._screen.canvas, "a picture of the figure must not steal the widget's canvas"
+    widgets.set_value(w, "c", 1.0)
+    assert w.result == 1.0
