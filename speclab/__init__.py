@@ -4,7 +4,8 @@ Modules, one concern each:
   tokens       the six-letter vocabulary
   tables       the 6x6 target and draft tables, blend and temper
   sampling     sample_from(p, u) and a scripted rng for exact tests
-  speculative  reference versions of what notebooks 01-04 teach
+  speculative  reference versions of what notebooks 01-04 teach, and the one speculative round
+               (verify_drafts) that every other round in speclab calls or is tested against
   onetoken     figures of one drafted token: p against q, p rebuilt from its parts (02-03)
   roundview    a picture of one round: drafts, accept tests, what comes out (04)
   exact        exact enumeration of a round's outcomes and the first two tokens (04)
@@ -17,7 +18,7 @@ Modules, one concern each:
   multidraft   several candidates per position, token trees, self-drafting heads, adaptive k (09)
   timeline     plain vs speculative schedules drawn on one time axis
   style        colours and figure habits shared by every notebook
-  widgets      small builders for sliders that redraw a figure
+  widgets      small builders for sliders that change a figure (live: built once, moved in place)
   checks       plain-Python comparisons the graded tests use
   isolate      grade an exercise on its own by lending the reference of an earlier one
 """

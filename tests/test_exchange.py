@@ -3,8 +3,8 @@
 release_assignment -> fetch_assignment -> (work) -> submit -> collect -> make grade ->
 release_feedback -> fetch_feedback, every step nbgrader's own exchange code, run in this process
 through NbGraderAPI (devtools/exchange.py says how one process plays the instructor and both
-students); what that cannot show (separate OS users, a hub's permissions) is listed in
-grading/README.md.
+students). Separate OS users, a real hub, its permissions and the browser's Assignments tab are
+tests/hub's; what no test on one machine can show is listed in grading/README.md.
 """
 import nbformat
 
