@@ -24,6 +24,7 @@ ENV = Path(sys.prefix)               # the course's Python environment (the venv
 ENV_BIN = Path(sys.executable).parent
 HUB_READY_S = 90
 SPAWN_S = 150
+EXIT_GRACE_S = 30   # for the users' processes to end after the hub stops
 
 
 def missing_parts():
@@ -130,7 +131,13 @@ class Accounts:
     def remove(self):
         """Kill what the accounts still run (by pid), delete them with their homes, then the group.
         Returns the pids that had to be killed."""
+        # A server the hub has just told to stop may still be closing its kernels: on a loaded
+        # machine that took a few seconds. Only what outlives the grace period counts as leaked.
+        deadline = time.monotonic() + EXIT_GRACE_S
         left = self.processes()
+        while left and time.monotonic() < deadline:
+            time.sleep(0.5)
+            left = self.processes()
         for pid in left:
             try:
                 os.kill(pid, signal.SIGKILL)
