@@ -71,6 +71,38 @@ def test_sample_from_is_inverse_cdf():
     assert sample_from([0.5, 0.5, 0.0], 0.9999999999999999) == 1, "never returns a zero-probability token"
 
 
+def inverse_cdf(p, u):
+    """The definition, with NumPy's cumsum and searchsorted (sample_from's path for long rows)."""
+    cdf = np.cumsum(p)
+    i = int(np.searchsorted(cdf, u, side="right"))
+    return i if i < len(cdf) else int(np.flatnonzero(p > 0)[-1])
+
+
+def test_sample_from_short_rows_take_the_same_token_as_the_numpy_definition():
+    """The loop for short rows adds in np.cumsum's order, so it picks the same token even for a uniform that
+    sits exactly on a step of the CDF or one float either side of it; zeros and every size up to the loop's
+    limit included, and the rows past it."""
+    from speclab.sampling import LOOP_MAX
+
+    rng = np.random.default_rng(3)
+    checked = 0
+    for n in list(range(1, LOOP_MAX + 1)) + [LOOP_MAX + 1, 200]:
+        for concentration in (0.1, 1.0, 10.0):
+            p = rng.dirichlet(np.full(n, concentration))
+            p[rng.random(n) < 0.25] = 0.0
+            if not p.any():
+                p[-1] = 1.0
+            steps = np.cumsum(p)[:-1]
+            us = np.concatenate([rng.random(8), steps, np.nextafter(steps, 0), np.nextafter(steps, 1),
+                                 [0.0, np.nextafter(1.0, 0)]])
+            for u in us[(us >= 0) & (us < 1)].tolist():
+                assert sample_from(p, u) == inverse_cdf(p, u), (n, u, p.tolist())
+                checked += 1
+    assert checked > 10_000
+    # a row that is not a distribution goes the general way, as before
+    assert sample_from(np.array([0.5, -0.25, 0.75]), 0.3) == inverse_cdf(np.array([0.5, -0.25, 0.75]), 0.3)
+
+
 def test_scripted_rng_enforces_the_contract():
     rng = ScriptedRNG([0.25, 0.5])
     assert (rng.random(), rng.random(), rng.left) == (0.25, 0.5, 0)
