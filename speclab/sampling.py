@@ -8,25 +8,27 @@ becomes a deterministic function of the uniforms you chose.
 import numpy as np
 
 
-# Up to this many tokens a plain loop over the row beats NumPy's per-call overhead (about 4x at 6
-# tokens, still ahead at 64): notebook 04's experiment cells call sample_from over two million times.
-LOOP_MAX = 64
+# Up to this many tokens a plain loop over the row is fastest; past it, the array's own methods (a
+# NumPy function adds a dispatch layer per call). Notebook 04's experiment cells call sample_from
+# over two million times, 08's about 300,000 per experiment.
+LOOP_MAX = 16
 
 
 def sample_from(p, u):
     """The smallest i with cumsum(p)[i] > u (inverse-CDF sampling with one uniform)."""
-    if type(p) is np.ndarray and p.ndim == 1 and p.dtype == np.float64 and len(p) <= LOOP_MAX:
+    p = p if type(p) is np.ndarray and p.dtype == np.float64 else np.asarray(p, dtype=float)
+    if p.ndim == 1 and len(p) <= LOOP_MAX:
         row = p.tolist()
         if min(row) >= 0:  # a row with a negative entry is no distribution: the general path below
-            cdf = 0.0  # the same sums in the same order as np.cumsum, so the same token, bit for bit
+            cdf = 0.0  # the same sums in the same order as cumsum, so the same token, bit for bit
             for i, x in enumerate(row):
                 cdf += x
                 if u < cdf:
                     return i
-    cdf = np.cumsum(np.asarray(p, dtype=float))
-    i = int(np.searchsorted(cdf, u, side="right"))
+    cdf = p.cumsum()
+    i = int(cdf.searchsorted(u, side="right"))
     # Rounding can leave cdf[-1] a hair below u; the last token with mass is the answer then.
-    return i if i < len(cdf) else int(np.flatnonzero(np.asarray(p) > 0)[-1])
+    return i if i < len(cdf) else int(np.flatnonzero(p > 0)[-1])
 
 
 class ScriptedRNG:
