@@ -109,3 +109,29 @@ def _working_directory_kept(request):
         import warnings
 
         warnings.warn(f"{request.node.nodeid} left the working directory at {now}; it was put back to {before}")
+
+
+# --- where a run's time goes ------------------------------------------------------------------------
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With SPECLAB_TIMELINE=<file>, append one JSON line per test: its xdist worker, start and end (wall
+    clock, so workers line up), and the CPU seconds its worker process and reaped children (kernels, a
+    grader's pool) used meanwhile: which tests hold a worker, and which only wait."""
+    path = os.environ.get("SPECLAB_TIMELINE")
+    if not path:
+        yield
+        return
+    import json
+    import resource
+    import time
+
+    def cpu():
+        return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage,
+                                                         (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
+    start, before = time.time(), cpu()
+    yield
+    line = {"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "test": item.nodeid, "start": start,
+            "end": time.time(), "cpu": cpu() - before}
+    with open(path, "a") as f:
+        f.write(json.dumps(line) + "\n")

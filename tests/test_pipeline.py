@@ -14,9 +14,10 @@ from devtools import catalog
 from devtools.coursework import answers, fill, leaked_hidden_lines
 from devtools.mutants import run_variant
 from grading.cells import graded_points, is_solution
-from grading.course import nbgrader_api, release_notebook, source_notebook
+from grading.course import assignments, nbgrader_api, release_notebook, source_notebook
 from grading.gradebook import score
 
+AIDS = assignments()
 pytestmark = pytest.mark.filterwarnings("ignore:.*not in session.*")  # nbgrader's harmless SAWarning
 
 
@@ -41,7 +42,9 @@ def run(step, *args):
     assert result.get("success"), f"nbgrader {step.__name__} {args} failed:\n{result.get('error') or result.get('log')}"
 
 
+@pytest.mark.parametrize("aid", [pytest.param(aid, marks=pytest.mark.xdist_group(f"catalog-{aid}")) for aid in AIDS])
 def test_release_submit_grade_feedback(aid, course):
+    # in its notebook's catalog group: run_variant below reuses the source that worker already executed
     source = nbformat.read(source_notebook(aid, course), as_version=4)
     student = nbformat.read(release_notebook(aid, course), as_version=4)
     points = graded_points(source)
