@@ -1,4 +1,6 @@
-"""One JupyterLab server on a throwaway copy of the course and one headless Chromium, for the session.
+"""One JupyterLab server on a throwaway copy of the course and one headless Chromium, for the session,
+with one tab in which JupyterLab's front end is loaded once: each test opens its notebook there
+(labdriver.LabTab says how tests are kept apart).
 
 Chromium or Playwright missing is a failure (CI installs both), unless SPECLAB_SKIP_BROWSER=1,
 which turns it into a skip that says what is missing.
@@ -88,12 +90,37 @@ def source_runs():
     return {}
 
 
+@pytest.fixture(scope="session")
+def lab_tab(browser, lab):
+    """One tab for the session, in which JupyterLab's front end is loaded once (on first use)."""
+    tab = lab_.LabTab(browser.new_page(), lab)
+    yield tab
+    tab.page.close()
+
+
 @pytest.fixture
-def page(browser, lab):
-    """A fresh tab; closed, and every kernel shut down, after the test."""
+def page(lab_tab, lab):
+    """The session's JupyterLab tab, with no document open; after the test its documents are closed
+    (unsaved) and every kernel is shut down, so one notebook's kernel never outlives its test."""
+    lab_tab.start_test()
+    try:
+        yield lab_tab.page
+    finally:
+        lab_tab.end_test()
+        lab.shutdown_kernels()
+
+
+@pytest.fixture
+def js_errors(page, lab_tab):
+    """The JavaScript exceptions and console errors the JupyterLab tab shows during this test."""
+    return lab_tab.errors
+
+
+@pytest.fixture
+def new_tab(browser):
+    """A tab of its own, for a test that leaves JupyterLab (the shared tab stays on it); closed after."""
     tab = browser.new_page()
     try:
         yield tab
     finally:
         tab.close()
-        lab.shutdown_kernels()

@@ -276,9 +276,11 @@ def watch_page(page, label):
 
 
 # JavaScript run in the page. `window.jupyterapp` is there because of --LabApp.expose_app_in_browser.
-JS_PANEL = "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget; " \
+# The current tab is a notebook (the one at `path`, when given) whose kernel is idle.
+JS_PANEL = "(path) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget; " \
            "return !!(w && w.content && w.content.model && w.sessionContext && w.sessionContext.session " \
-           "&& w.sessionContext.session.kernel && w.sessionContext.session.kernel.status === 'idle'); }"
+           "&& w.sessionContext.session.kernel && w.sessionContext.session.kernel.status === 'idle' " \
+           "&& (!path || (w.context && w.context.path === path))); }"
 
 JS_RUN_ALL = """async () => {
   const app = window.jupyterapp, panel = app.shell.currentWidget;
@@ -352,10 +354,136 @@ def widget_error_names(stderr_texts):
 # ---------------------------------------------------------------- a notebook in the lab
 
 def open_notebook(page, server, relpath):
-    """Open relpath in a clean workspace and wait until its kernel is idle."""
-    page.goto(server.url(f"lab/tree/{relpath}") + "&reset")
+    """Open relpath and wait until its kernel is idle: in the JupyterLab already running in page
+    (starting JupyterLab's front end takes seconds), else by loading JupyterLab on it, in a clean
+    workspace."""
+    if lab_is_running(page, server):
+        page.evaluate("path => window.jupyterapp.commands.execute('docmanager:open', "
+                      "{path, factory: 'Notebook'}).then(() => null)", relpath)
+    else:
+        page.goto(server.url(f"lab/tree/{relpath}") + "&reset")
     page.wait_for_selector(".jp-Notebook", timeout=KERNEL_READY_S * 1000)
-    page.wait_for_function(JS_PANEL, timeout=KERNEL_READY_S * 1000)
+    page.wait_for_function(JS_PANEL, arg=relpath, timeout=KERNEL_READY_S * 1000)
+
+
+# ---------------------------------------------------------------- one JupyterLab for many tests
+
+def lab_is_running(page, server):
+    """Whether page shows a started JupyterLab of this server (not another page, not a dead app)."""
+    if not page.url.startswith(f"{server.base}/lab"):
+        return False
+    try:
+        return page.evaluate("() => !!(window.jupyterapp && window.jupyterapp.shell "
+                             "&& window.jupyterapp.commands.hasCommand('docmanager:open'))")
+    except Exception:  # navigating, or the page crashed
+        return False
+
+
+def load_lab(page, server):
+    """Load JupyterLab's front end in page, in a clean workspace, and wait until it has started."""
+    page.goto(server.url("lab") + "&reset")
+    page.wait_for_function("() => !!window.jupyterapp", timeout=KERNEL_READY_S * 1000)
+    page.evaluate("() => window.jupyterapp.restored.then(() => null)")
+
+
+# Every open document's tabs, as their paths. (A Launcher is no document: JupyterLab opens one
+# whenever the main area empties.)
+JS_OPEN_DOCUMENTS = "() => [...window.jupyterapp.shell.widgets('main')].filter(w => w.context).map(w => w.context.path)"
+
+# Close every document without saving: marked clean first, so no "Save your work?" dialog asks.
+# (The course copy is throwaway; what a test changed never needs to be kept.)
+JS_CLOSE_ALL = """async () => {
+  const app = window.jupyterapp;
+  for (const w of app.shell.widgets('main')) {
+    if (w.context && w.context.model) w.context.model.dirty = false;
+  }
+  await app.commands.execute('application:close-all');
+  return null;
+}"""
+
+# Whether an open notebook shows output that ran JavaScript of its own in the page (a Javascript
+# display, an HTML output with a script). Such code can leave timers and globals behind that outlive
+# its document, e.g. a planted `setTimeout(() => { throw ... })` firing during the next test: after
+# it the tab is reloaded, so nothing it left can be blamed on the next test.
+JS_RAN_OWN_JAVASCRIPT = """() => [...window.jupyterapp.shell.widgets('main')].some(w => {
+  const cells = w.content && w.content.model && w.content.model.cells;
+  if (!cells) return false;
+  for (let i = 0; i < cells.length; i++) {
+    const outputs = cells.get(i).outputs;
+    for (let j = 0; outputs && j < outputs.length; j++) {
+      const data = outputs.get(j).data || {};
+      if ('application/javascript' in data || /<script/i.test(String(data['text/html'] || ''))) return true;
+    }
+  }
+  return false;
+})"""
+
+CLOSE_S = 15
+
+
+def dismiss_dialogs(page, tries=3):
+    """Close any dialog a test left open (a validation report, a kernel message); True if none is left.
+
+    A "Save your work?" dialog is answered Discard; any other is dismissed with Escape."""
+    dialogs = page.locator(".jp-Dialog")
+    for _ in range(tries):
+        if not dialogs.count():
+            return True
+        discard = dialogs.locator("button", has_text="Discard")
+        if discard.count():
+            discard.first.click()
+        else:
+            page.keyboard.press("Escape")
+        page.wait_for_timeout(300)
+    return not dialogs.count()
+
+
+def close_documents(page):
+    """Close every open document, discarding changes; True once none is open."""
+    if not dismiss_dialogs(page):
+        return False
+    page.evaluate(JS_CLOSE_ALL)
+    deadline = time.monotonic() + CLOSE_S
+    while page.evaluate(JS_OPEN_DOCUMENTS):
+        if time.monotonic() > deadline or not dismiss_dialogs(page):
+            return False
+        time.sleep(0.2)
+    return True
+
+
+class LabTab:
+    """One browser tab with JupyterLab's front end loaded once, in which test after test opens its
+    notebook (loading and starting JupyterLab, megabytes of JavaScript, costs seconds per test).
+
+    `errors` holds the JavaScript exceptions and console errors of the current test only: each
+    test starts with it empty, and the tab is reloaded when a test left it unusable."""
+
+    def __init__(self, page, server):
+        self.page, self.server = page, server
+        self.errors = watch_page(page, "shared JupyterLab tab")
+        self.needs_reload = True
+
+    def start_test(self):
+        """A JupyterLab with no document open, and an empty error list, for the next test."""
+        self.page.bring_to_front()  # another test's tab may have been in front: keep timers and focus ours
+        # Errors raised while the previous test's documents closed are dropped (as they were when
+        # each test closed a tab of its own): this test's list starts empty.
+        self.errors.clear()
+        if self.needs_reload or not lab_is_running(self.page, self.server) or self.page.evaluate(JS_OPEN_DOCUMENTS):
+            # JupyterLab's start-up errors, if any, are reported by the test that triggered the load.
+            load_lab(self.page, self.server)
+        self.needs_reload = False
+
+    def end_test(self):
+        """Close the test's documents; if that fails, the next test gets a freshly loaded JupyterLab.
+
+        Never raises: the test's own result stands."""
+        try:
+            self.needs_reload = (not lab_is_running(self.page, self.server)
+                                 or self.page.evaluate(JS_RAN_OWN_JAVASCRIPT)
+                                 or not close_documents(self.page))
+        except Exception:
+            self.needs_reload = True
 
 
 # Cells still queued or running show [*] in their prompt; the kernel is idle once the last one is done.

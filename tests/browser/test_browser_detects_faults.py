@@ -46,7 +46,7 @@ EXPECTED = {  # fault -> what the report must say about that cell
 }
 
 
-def test_planted_faults_are_each_reported(lab, page):
+def test_planted_faults_are_each_reported(lab, page, js_errors):
     nb = new_notebook(cells=[new_markdown_cell("# Planted faults")])
     for name, source in CELLS:
         cell = new_code_cell(source)
@@ -59,7 +59,6 @@ def test_planted_faults_are_each_reported(lab, page):
     nbformat.write(nb, path)
 
     problems = lab_.Problems("planted faults")
-    js_errors = lab_.watch_page(page, "faults")
     lab_.open_notebook(page, lab, "faults/faults.ipynb")
     lab_.run_all(page)
     lab_.check_cells(lab_.read_cells(page, timeout=10), student=False, problems=problems)

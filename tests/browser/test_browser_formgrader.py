@@ -8,7 +8,8 @@ from grading.course import assignments
 pytestmark = pytest.mark.xdist_group("browser")
 
 
-def test_formgrader_lists_every_assignment(lab, page):
+def test_formgrader_lists_every_assignment(lab, new_tab):
+    page = new_tab  # the formgrader is a page of its own: the shared JupyterLab tab stays as it is
     js_errors = lab_.watch_page(page, "formgrader")
     page.goto(lab.url("formgrader"))
     rows = page.locator("#main-table tr")

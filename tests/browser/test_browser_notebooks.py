@@ -22,7 +22,7 @@ COPIES = {"source": "solutions", "student": "notebooks"}
 
 @pytest.mark.parametrize("copy", list(COPIES))
 @pytest.mark.parametrize("aid", assignments())
-def test_notebook_in_jupyterlab(aid, copy, lab, page, source_runs):
+def test_notebook_in_jupyterlab(aid, copy, lab, page, js_errors, source_runs):
     student = copy == "student"
     relpath = f"{COPIES[copy]}/{aid}/{aid}.ipynb"
     if not (lab.root / relpath).is_file():
@@ -30,7 +30,6 @@ def test_notebook_in_jupyterlab(aid, copy, lab, page, source_runs):
     failure_shot = lab_.SCREENSHOTS / "failures" / f"{aid}-{copy}.png"
     failure_shot.unlink(missing_ok=True)  # never leave a stale one from an earlier run
     problems = lab_.Problems(f"{aid} ({copy} copy, {relpath}) in JupyterLab")
-    js_errors = lab_.watch_page(page, relpath)
     seconds, t = {}, time.perf_counter()
 
     def lap(phase):
