@@ -524,8 +524,17 @@ def run_all(page, timeout=RUN_ALL_S):
         time.sleep(0.4)
 
 
+def _pngs(cell):
+    """How many figures the kernel sent in this cell's outputs."""
+    return sum(1 for o in cell["outputs"] if "image/png" in (o.get("data") or {}))
+
+
 def _settled(cells):
     for cell in cells:
+        # the front end renders outputs after the model has them; on a loaded machine the last cells'
+        # figures were seen arriving seconds after Run All ended, so wait for them as for widgets
+        if cell["imagesShown"] < _pngs(cell):
+            return False
         if cell["widgetViews"] and (not cell["widgetsRendered"] or cell["widgetLoadingOrError"]):
             return False
         for w in cell["interacts"]:
@@ -534,8 +543,8 @@ def _settled(cells):
     return True
 
 
-def read_cells(page, timeout=RENDER_S):
-    """The code cells as the page shows them, once every widget has drawn (or the timeout passed)."""
+def read_cells(page, timeout=2 * RENDER_S):
+    """The code cells as the page shows them, once every widget and figure has drawn (or the timeout passed)."""
     deadline = time.monotonic() + timeout
     while True:
         cells = page.evaluate(JS_CELLS)
@@ -560,7 +569,7 @@ def check_cells(cells, student, problems, source_cells=None):
                 problems.add(where, f"Python error {ename}: {evalue[:300]}")
         if cell["imagesBroken"]:
             problems.add(where, f"{cell['imagesBroken']} figure image(s) failed to load")
-        pngs = sum(1 for o in cell["outputs"] if "image/png" in (o.get("data") or {}))
+        pngs = _pngs(cell)
         if cell["imagesShown"] < pngs:
             problems.add(where, f"the kernel sent {pngs} figure(s) but the page shows {cell['imagesShown']}")
         if not errors and not cell["imagesShown"] and MAKES_FIGURE.search(cell["source"]):
