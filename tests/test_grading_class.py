@@ -7,12 +7,11 @@ graded once, in parallel, with a 10 s cell timeout and a 2 GiB memory limit. The
 broken submission: the grading completed, the honest students' scores are exactly what stock
 `nbgrader autograde` gives them alone (sequential, one process), the broken one gets the score
 it deserves and a grading note saying what happened, no file in the course outside the expected
-outputs changed, and the self-check (`make check`) gives every broken submission the same score,
-cell by cell.
+outputs changed, and the self-check (`make check`) reports every broken submission with the same
+score, cell by cell.
 
-Slowest module of the grading tests. SLOW: the class fixture (19 submissions, three of which
-loop until the timeout and two of which run out of memory) and the self-check of every broken
-submission (the same grading again).
+Slowest module of the grading tests. SLOW: the class fixture (19 submissions, two of which
+loop until the timeout and two of which run out of memory).
 """
 import csv
 import os
@@ -30,6 +29,7 @@ from grading import selfcheck
 from grading.course import REPO, nbgrader, nbgrader_api
 from grading.grade import REPORT, default_memory_limit, grade, parse_size, summary, tree_state
 from grading.grade.pool import Pool
+from grading.grade.run import gib
 from grading.gradebook import cell_scores, score
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*not in session.*")  # nbgrader's harmless SAWarning
@@ -117,25 +117,49 @@ def test_broken_submission(graded, name):
     assert page.stat().st_size < 1_000_000, "the feedback page must stay small"
 
 
-def test_selfcheck_gives_every_broken_submission_its_make_grade_score(graded, tmp_path):
-    """`make check` grades through `make grade`'s path: the same score, cell by cell, on every broken kind."""
+def test_selfcheck_reports_every_broken_submission_as_make_grade_scored_it(graded):
+    """`make check` reads a graded submission into its report with `selfcheck._result`: on every broken
+    kind, as `make grade` graded it here, the report has the same score, cell by cell, and says why."""
+    root, results, _, _ = graded
+    for name, case in CASES.items():
+        result = selfcheck._result(root, results[name])
+        graded_cells = {gid: got for gid, (got, _) in cell_scores(root, AID, name).items()}
+        assert {gid: got for gid, got, _, _ in result["parts"]} == graded_cells, (
+            f"{case.what}: the self-check's report and make grade disagree")
+        assert result["score"] == results[name].score
+        said = " ".join(result["notes"] + [result.get("error", "")])
+        assert case.note in said, f"{case.what}: the self-check does not say so: {said}"
+
+
+# One kind per thing `make check` adds to grading: the file copied under the name the grader expects,
+# and the cell time limit and memory limit passed through. The other kinds differ only in what grading
+# does with them, which the fixture's run of the same grade() and the test above cover.
+THROUGH_SELFCHECK = ["wrong_name", "loops_forever", "eats_memory"]
+
+
+def test_selfcheck_grades_through_make_grade(graded, tmp_path):
+    """`make check` on a learner's file grades it by `make grade`'s path, in a scratch course: the same
+    score, cell by cell, as the class grading gave it."""
     root, results, _, _ = graded
     items = []
-    for name in CASES:
+    for name in THROUGH_SELFCHECK:
         [(filename, data)] = CASES[name].build(root, AID).items()
         path = tmp_path / name / filename
         path.parent.mkdir()
         path.write_bytes(data)
         items.append((AID, path))
     checked = selfcheck.check_many(items, timeout=CELL_TIMEOUT, root=root, workers=2, memory_limit=MEMORY_LIMIT)
-    for name, result in zip(CASES, checked):
+    for name, result in zip(THROUGH_SELFCHECK, checked):
         graded_cells = {gid: got for gid, (got, _) in cell_scores(root, AID, name).items()}
         assert {gid: got for gid, got, _, _ in result["parts"]} == graded_cells, (
             f"{CASES[name].what}: the self-check and make grade disagree")
         assert result["score"] == results[name].score
-        if name != "wrong_name":  # the self-check grades your file under the name the grader expects
-            said = " ".join(result["notes"] + [result.get("error", "")])
-            assert CASES[name].note in said, f"{CASES[name].what}: the self-check does not say so: {said}"
+    said = {name: " ".join(r["notes"] + [r.get("error", "")]) for name, r in zip(THROUGH_SELFCHECK, checked)}
+    assert CASES["wrong_name"].note not in said["wrong_name"], "the self-check grades your file under the expected name"
+    # the limits given to the self-check are the ones grading applied
+    assert f"ran longer than {CELL_TIMEOUT} s" in said["loops_forever"], said["loops_forever"]
+    assert f"ran out of memory (the grader lets a submission use {gib(MEMORY_LIMIT)})" in said["eats_memory"], (
+        said["eats_memory"])
 
 
 def test_nothing_outside_the_outputs_changed(graded):

@@ -1,8 +1,8 @@
 """The self-check grades a learner's own copy, explains each failure, and changes nothing; it finds the
 course from the folder it runs in, not from where the package is installed.
 
-That it gives `make grade`'s score on every bad-submission kind is tested in test_grading_class.py,
-which grades those submissions both ways.
+That it gives `make grade`'s score on every bad-submission kind is tested in test_grading_class.py: its
+report of each submission the class grading graded, and three kinds graded through the self-check itself.
 """
 import hashlib
 import re
