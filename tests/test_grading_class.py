@@ -26,7 +26,7 @@ import pytest
 
 from devtools import badsubmissions as bs
 from grading import selfcheck
-from grading.course import REPO, nbgrader, nbgrader_api
+from grading.course import REPO, nbgrader, nbgrader_api, release_notebook
 from grading.grade import REPORT, default_memory_limit, grade, parse_size, summary, tree_state
 from grading.grade.pool import Pool
 from grading.grade.run import gib
@@ -131,10 +131,11 @@ def test_selfcheck_reports_every_broken_submission_as_make_grade_scored_it(grade
         assert case.note in said, f"{case.what}: the self-check does not say so: {said}"
 
 
-# One kind per thing `make check` adds to grading: the file copied under the name the grader expects,
-# and the cell time limit and memory limit passed through. The other kinds differ only in what grading
-# does with them, which the fixture's run of the same grade() and the test above cover.
-THROUGH_SELFCHECK = ["wrong_name", "loops_forever", "eats_memory"]
+# The two kinds whose grading `make check` changes: the file is copied under the name the grader expects,
+# and the memory limit it is given is the one grading applies. The other kinds differ only in what
+# grade() does with them, which the class grading above ran; the time limit's way through is checked
+# below without waiting out a loop.
+THROUGH_SELFCHECK = ["wrong_name", "eats_memory"]
 
 
 def test_selfcheck_grades_through_make_grade(graded, tmp_path):
@@ -156,10 +157,22 @@ def test_selfcheck_grades_through_make_grade(graded, tmp_path):
         assert result["score"] == results[name].score
     said = {name: " ".join(r["notes"] + [r.get("error", "")]) for name, r in zip(THROUGH_SELFCHECK, checked)}
     assert CASES["wrong_name"].note not in said["wrong_name"], "the self-check grades your file under the expected name"
-    # the limits given to the self-check are the ones grading applied
-    assert f"ran longer than {CELL_TIMEOUT} s" in said["loops_forever"], said["loops_forever"]
     assert f"ran out of memory (the grader lets a submission use {gib(MEMORY_LIMIT)})" in said["eats_memory"], (
         said["eats_memory"])
+
+
+def test_selfcheck_gives_make_grade_its_limits(course, monkeypatch):
+    """The time and memory limits `make check` is given reach grade() unchanged (a recorder stands in for it)."""
+    seen = {}
+
+    def recorder(root, **kwargs):
+        seen.update(kwargs, submitted=sorted(p.name for p in (root / "submitted").glob("*/*/*.ipynb")))
+        return []
+    monkeypatch.setattr("grading.grade.grade", recorder)
+    notebook = release_notebook(AID, course)
+    selfcheck.check_many([(AID, notebook)], timeout=7, root=course, workers=1, memory_limit=3 << 30)
+    assert (seen["cell_timeout"], seen["memory_limit"], seen["workers"]) == (7, 3 << 30, 1)
+    assert seen["submitted"] == [f"{AID}.ipynb"]
 
 
 def test_nothing_outside_the_outputs_changed(graded):
