@@ -117,7 +117,8 @@ def _working_directory_kept(request):
 def pytest_runtest_protocol(item, nextitem):
     """With SPECLAB_TIMELINE=<file>, append one JSON line per test: its xdist worker, start and end (wall
     clock, so workers line up), and the CPU seconds its worker process and reaped children (kernels, a
-    grader's pool) used meanwhile: which tests hold a worker, and which only wait."""
+    grader's pool) used meanwhile: which tests hold a worker, and which only wait; and what the test
+    recorded with record_property (the browser tests: seconds per phase)."""
     path = os.environ.get("SPECLAB_TIMELINE")
     if not path:
         yield
@@ -132,6 +133,6 @@ def pytest_runtest_protocol(item, nextitem):
     start, before = time.time(), cpu()
     yield
     line = {"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "test": item.nodeid, "start": start,
-            "end": time.time(), "cpu": cpu() - before}
+            "end": time.time(), "cpu": cpu() - before, **dict(item.user_properties)}
     with open(path, "a") as f:
         f.write(json.dumps(line) + "\n")

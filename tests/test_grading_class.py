@@ -32,7 +32,12 @@ from grading.grade.pool import Pool
 from grading.grade.run import gib
 from grading.gradebook import cell_scores, score
 
-pytestmark = pytest.mark.filterwarnings("ignore:.*not in session.*")  # nbgrader's harmless SAWarning
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:.*not in session.*"),  # nbgrader's harmless SAWarning
+    # one xdist worker for the module: its fixtures grade the class once, not once per worker (seen: a
+    # `-n 2` run of this module alone spread its tests and graded the class on both workers)
+    pytest.mark.xdist_group("class-grading"),
+]
 
 AID = "01_branch_prediction"
 CELL_TIMEOUT = 10  # long enough for any honest cell on a loaded 2-core machine

@@ -18,6 +18,8 @@ import pytest
 
 from grading.course import REPO, assignments, source_notebook
 
+pytestmark = pytest.mark.xdist_group("wheel")  # one xdist worker: the wheel is built and installed once
+
 FIRST_IMPORTS = {aid: next(c.source for c in nbformat.read(source_notebook(aid), as_version=4).cells
                            if c.cell_type == "code" and "import" in c.source)
                  for aid in assignments()}

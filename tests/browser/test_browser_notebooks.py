@@ -22,7 +22,7 @@ COPIES = {"source": "solutions", "student": "notebooks"}
 
 @pytest.mark.parametrize("copy", list(COPIES))
 @pytest.mark.parametrize("aid", assignments())
-def test_notebook_in_jupyterlab(aid, copy, lab, page, js_errors, source_runs):
+def test_notebook_in_jupyterlab(aid, copy, lab, page, js_errors, source_runs, record_property):
     student = copy == "student"
     relpath = f"{COPIES[copy]}/{aid}/{aid}.ipynb"
     if not (lab.root / relpath).is_file():
@@ -58,6 +58,7 @@ def test_notebook_in_jupyterlab(aid, copy, lab, page, js_errors, source_runs):
     except Exception as err:  # a timeout or a page that never came up: say where it was
         problems.add("driver", f"{type(err).__name__}: {str(err)[:800]}")
     print(f"{aid} ({copy}) seconds: {seconds}")
+    record_property("seconds", seconds)  # also in SPECLAB_TIMELINE's line for this test
     for text in js_errors:
         problems.add("browser", text)
     if problems:
