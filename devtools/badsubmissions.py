@@ -134,7 +134,7 @@ def _loop_forever(root, aid):
 def _catch_everything(root, aid):
     # swallows the KeyboardInterrupt the grader sends at the timeout, so the cell never ends. It waits
     # rather than spins (a retry-forever loop): the grader sees the same cell, and the test run keeps the
-    # core that three timeouts and their restarts (about 50 s) would otherwise burn; loops_forever spins.
+    # core that three timeouts and their restarts would otherwise burn (about 50 CPU-s); loops_forever spins.
     return broken_function(root, aid, "import time\nwhile True:\n    try:\n        while True:\n"
                                       "            time.sleep(0.05)\n    except BaseException:\n        pass")
 

@@ -116,9 +116,10 @@ def _working_directory_kept(request):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """With SPECLAB_TIMELINE=<file>, append one JSON line per test: its xdist worker, start and end (wall
-    clock, so workers line up), and the CPU seconds its worker process and reaped children (kernels, a
-    grader's pool) used meanwhile: which tests hold a worker, and which only wait; and what the test
-    recorded with record_property (the browser tests: seconds per phase)."""
+    clock, so workers line up), and the CPU seconds its worker process and the children it reaped meanwhile
+    used (its kernels; not the grader's pool, whose forkserver outlives the test, and Chromium's and the lab
+    server's only when the session ends: /proc/stat counts the whole machine); and what the test recorded
+    with record_property (the browser tests: seconds per phase)."""
     path = os.environ.get("SPECLAB_TIMELINE")
     if not path:
         yield
