@@ -5,6 +5,10 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from . import kernelwait
+
+kernelwait.install()  # a lost ZeroMQ wake-up must not hold a cell until its time limit
+
 
 def execute(path, allow_errors=False, timeout=300):
     """Run every cell of the notebook at `path` (not saved back); return (nb, seconds)."""

@@ -9,6 +9,8 @@ import os
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades
 
+from grading import kernelwait
+
 c = get_config()  # noqa: F821 (injected by traitlets)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -18,6 +20,11 @@ c.CourseDirectory.course_id = "speclab"
 c.CourseDirectory.source_directory = "solutions"   # instructor notebooks: solutions + hidden tests
 c.CourseDirectory.release_directory = "notebooks"  # generated student notebooks (committed)
 c.CourseDirectory.solution_directory = "worked_solutions"  # not "solution": too close to solutions/
+
+# Waits for the kernel re-poll in slices: a lost ZeroMQ wake-up costs a quarter of a second, not the
+# cell's time limit (grading/kernelwait.py). This config is loaded by every nbgrader command, the
+# formgrader and Validate in JupyterLab's server.
+kernelwait.install()
 
 # A student's runaway cell is interrupted after this many seconds; the rest is still graded.
 c.Execute.timeout = 60

@@ -21,8 +21,11 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Exec
                                     NbGraderPreprocessor, SaveAutoGrades)
 from traitlets import Integer, Unicode
 
+from .. import kernelwait
 from ..cells import meta as nbgrader_meta
 from . import intake, merge
+
+kernelwait.install()  # in each worker process: a lost ZeroMQ wake-up must not hold a cell to its limit
 
 MAX_OUTPUT_CHARS = 20_000     # per output of a cell, after execution; the rest is cut
 TRUNCATED = "output truncated by the grader"
