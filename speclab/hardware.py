@@ -12,6 +12,8 @@ Conventions
     every intensity and ridge here is in FLOPs per byte (one unit, as on a roofline).
   * A forward pass over `n_tokens` new positions, each attending over `ctx` cached
     positions, reads every weight once (plus, at batch B, each sequence's KV cache).
+  * A step is priced kernel by kernel, added: the weight matmuls on their roofline, attention
+    over the cache on its own (step_time). Never one max over the whole pass.
   * An accelerator is a dict with "peak_flops" (dense bf16, FLOP/s), "bandwidth" (bytes/s)
     and "memory" (bytes).
   * A draft step costs its roofline time plus a fixed overhead (speclab.costs.draft_cost,
@@ -170,12 +172,46 @@ def pass_bytes(cfg, n_tokens, ctx, batch=1, bytes_per_param=2):
     return weight_bytes(cfg, bytes_per_param) + batch * kv_cache_bytes(cfg, ctx, bytes_per_param)
 
 
+def attention_macs(cfg, n_tokens, ctx):
+    """MACs of attention itself (scores against ctx keys, weighted sum of ctx values) for n_tokens positions:
+    forward_macs(cfg, n_tokens, ctx) - forward_macs(cfg, n_tokens, 0)."""
+    return n_tokens * cfg["num_hidden_layers"] * 2 * ctx * q_dim(cfg)
+
+
+def matmul_time(cfg, acc, n_tokens, batch=1):
+    """Seconds of the weight matmuls of one pass, on their own roofline: every weight read once for the
+    whole batch, 2 * batch * forward_macs(cfg, n_tokens, 0) FLOPs (projections, MLP, LM head)."""
+    return max(weight_bytes(cfg) / acc["bandwidth"],
+               2 * batch * forward_macs(cfg, n_tokens, 0) / acc["peak_flops"])
+
+
+def attention_time(cfg, acc, n_tokens, ctx, batch=1):
+    """Seconds of attention over the KV cache, on its own roofline: each of `batch` sequences reads its own
+    cache, kv_cache_bytes(cfg, ctx), and does 2 * attention_macs(cfg, n_tokens, ctx) FLOPs."""
+    return max(batch * kv_cache_bytes(cfg, ctx) / acc["bandwidth"],
+               2 * batch * attention_macs(cfg, n_tokens, ctx) / acc["peak_flops"])
+
+
+def kernel_times(cfg, acc, n_tokens, ctx, batch=1):
+    """(weight matmuls, attention) in seconds: the two kinds of kernel a pass runs, one after the other."""
+    return matmul_time(cfg, acc, n_tokens, batch), attention_time(cfg, acc, n_tokens, ctx, batch)
+
+
 def step_time(cfg, acc, n_tokens, ctx, batch=1):
     """Seconds for one pass: n_tokens new positions for each of batch sequences with ctx cached each.
 
-    max(bytes / bandwidth, FLOPs / peak): the weights are read once for the whole batch, each
-    sequence's KV cache once, and FLOPs = 2 * batch * forward_macs(cfg, n_tokens, ctx).
+    Priced kernel by kernel, added: the weight matmuls on their roofline (the weights read once for
+    the whole batch, 2 * batch * forward_macs(cfg, n_tokens, 0) FLOPs) plus attention on its own
+    (each sequence's KV cache read once, 2 * batch * attention_macs FLOPs). The two run one after
+    the other, so neither hides the other's time: never one max over the whole pass.
     """
+    return matmul_time(cfg, acc, n_tokens, batch) + attention_time(cfg, acc, n_tokens, ctx, batch)
+
+
+def one_max_step_time(cfg, acc, n_tokens, ctx, batch=1):
+    """The price notebook 07 used to teach, kept to show what it gets wrong: one max over the whole pass,
+    max((W + B * KV) / bandwidth, 2 * B * forward_macs(cfg, n_tokens, ctx) / peak), which lets the
+    cache's reads hide the matmuls' arithmetic."""
     memory = pass_bytes(cfg, n_tokens, ctx, batch) / acc["bandwidth"]
     compute = 2 * batch * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]
     return max(memory, compute)
@@ -184,30 +220,39 @@ def step_time(cfg, acc, n_tokens, ctx, batch=1):
 def step_times(cfg, acc, n_tokens, ctx, batches):
     """step_time over an array of batch sizes at once (the widget's curve)."""
     b = np.asarray(batches, dtype=float)
-    memory = (weight_bytes(cfg) + b * kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]
-    compute = 2 * b * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]
-    return np.maximum(memory, compute)
+    matmuls = np.maximum(weight_bytes(cfg) / acc["bandwidth"],
+                         2 * b * forward_macs(cfg, n_tokens, 0) / acc["peak_flops"])
+    attention = b * max(kv_cache_bytes(cfg, ctx) / acc["bandwidth"],
+                        2 * attention_macs(cfg, n_tokens, ctx) / acc["peak_flops"])
+    return matmuls + attention
 
 
 def explainer_step_time(cfg, acc, n_tokens, ctx, batch=1):
     """BROKEN on purpose (notebook 07's break-it): the hardware explainer's price of a pass.
 
     It leaves the KV cache out entirely, both the bytes of reading it and the attention
-    arithmetic over it, so `ctx` is ignored: the honest step time of an empty context.
+    arithmetic over it, so `ctx` is ignored: the weight matmuls alone, which is the honest step
+    time of an empty context.
     """
-    return step_time(cfg, acc, n_tokens, 0, batch)
+    return matmul_time(cfg, acc, n_tokens, batch)
 
 
-def crossover_batch(cfg, acc, n_tokens, ctx):
-    """The batch size (a real number) at which a pass of n_tokens per sequence becomes compute-bound.
+def crossover_batch(cfg, acc, n_tokens):
+    """The batch size (a real number) at which the weight matmuls of a pass of n_tokens per sequence
+    become compute-bound: W / bandwidth = 2 * B * forward_macs(cfg, n_tokens, 0) / peak.
 
-    Solves (W + B * KV) / bandwidth = 2 * B * MACs / peak for B, with W the weight bytes, KV one
-    sequence's cache bytes at ctx and MACs = forward_macs(cfg, n_tokens, ctx). math.inf if the
-    compute time per sequence never exceeds its cache-reading time.
+    The context does not enter: the cache is read by the attention kernel, not by the matmuls.
+    math.inf for a pass with no arithmetic (n_tokens = 0).
     """
-    w = weight_bytes(cfg) / acc["bandwidth"]
-    per_seq = 2 * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"] - kv_cache_bytes(cfg, ctx) / acc["bandwidth"]
-    return w / per_seq if per_seq > 0 else math.inf
+    per_seq = 2 * forward_macs(cfg, n_tokens, 0) / acc["peak_flops"]
+    return weight_bytes(cfg) / acc["bandwidth"] / per_seq if per_seq > 0 else math.inf
+
+
+def attention_crossover_tokens(cfg, acc):
+    """Positions per sequence at which attention turns compute-bound (its FLOPs per byte of cache reach the
+    ridge): the ridge over the FLOPs per cache byte of one position. Independent of batch and context."""
+    per_token = 2 * attention_macs(cfg, 1, 1) / kv_cache_bytes(cfg, 1)
+    return ridge_flops_per_byte(acc) / per_token
 
 
 # --- memory capacity -------------------------------------------------------------------

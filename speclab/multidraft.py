@@ -23,6 +23,8 @@ sample. So a call uses n + i uniforms (accepted at test i) or 2n + 1 (none accep
 
     draw_candidates(q, n, rng, replace=True)        the n candidates
     mss_sample / recursive_sample / shortcut_sample (p, q, n, rng) -> one token
+    scripted_position(p, q, n, uniforms, rule)       the same, in plain Python, for hidden tests
+    shortcut_tv_formula(p, q, n)                     the shortcut's TV from p, in closed form
     walk(p, q, cands, rule)                          output distribution given the candidates
     enumerate_output(p, q, n, walk, replace=True)    exact output distribution, by enumeration
     exact_output(p, q, n, rule)                      the same, vectorised over every tuple
@@ -35,7 +37,8 @@ Token trees (the toy Markov tables; a tree is a nested tuple of children, tested
     tree_accepted(P, Q, tree, rule)      expected accepted tokens per verify pass, per context
     positional_acceptance(P, Q, width)   a_i averaged over the target's stationary contexts
     greedy_tree(a, budget)               the budget nodes of largest value prod(a along the path)
-    tree_speedup(tree, E, ...)           07's step times: a draft pass per level, one verify pass
+    tree_speedup(tree, E, ...)           07's per-kernel step times, at a context: a draft pass per level,
+                                         one verify pass
 
 Self-drafting (08's character models):
     skip_counts(ids, m, V, gap=1), build_skip_tables(ids, max_order, V, gap=1)
@@ -124,6 +127,68 @@ def shortcut_sample(p, q, n, rng):
 
 
 SAMPLERS = {"mss": mss_sample, "recursive": recursive_sample, "shortcut": shortcut_sample}
+
+
+def scripted_position(p, q, n, uniforms, rule):
+    """(token, uniforms used) of one position under `rule` ("mss", "recursive" or "shortcut"), in plain
+    Python: no numpy, so a notebook's hidden tests can trust it whatever a student's cell did to numpy.
+
+    The course's randomness contract with the uniforms given as a list: the n candidates first (one
+    uniform each, sample_from's rule: the smallest i with cumsum > u), then one uniform per accept
+    test (keep x iff u * q_i[x] < r[x]), stopping at the first acceptance, then one more after n
+    rejections. Notebook 09's hidden tests grade its samplers against this.
+    """
+    def plain(x):
+        return [float(v) for v in (x.ravel().tolist() if hasattr(x, "ravel") else x)]
+
+    def res(r, q):
+        d = [max(0.0, a - b) for a, b in zip(r, q)]
+        s = sum(d)
+        return [v / s for v in d] if s > 0 else list(r)
+
+    def draw(dist, u):
+        c = 0.0
+        for i, v in enumerate(dist):
+            c += v
+            if c > u:
+                return i
+        return max(i for i, v in enumerate(dist) if v > 0)
+
+    def without(q, x):
+        q = [0.0 if i == x else v for i, v in enumerate(q)]
+        s = sum(q)
+        return [v / s for v in q] if s > 0 else q
+
+    _check_rule(rule)
+    p, q, us, k = plain(p), plain(q), list(uniforms), 0
+    cands, qs, qi = [], [], q
+    for _ in range(n):
+        cands.append(draw(qi, us[k]))
+        qs.append(qi)
+        k += 1
+        if rule == "recursive":
+            qi = without(qi, cands[-1])
+    r = p
+    for x, qi in zip(cands, qs):
+        u = us[k]
+        k += 1
+        if u * qi[x] < (p if rule == "shortcut" else r)[x]:
+            return x, k
+        if rule != "shortcut":
+            r = res(r, qi)
+    return draw(res(p, q) if rule == "shortcut" else r, us[k]), k + 1
+
+
+def shortcut_tv_formula(p, q, n):
+    """The shortcut's exact TV from p in closed form: beta (1 - beta^(n-1)) TV(norm(min(p, q)), residual(p, q)),
+    with beta = 1 - sum min(p, q). 0 when beta is 0 (nothing is rejected) or 1 (p and q share no token: every
+    candidate is rejected and the residual is p); the shortcut is exact in both cases."""
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    overlap = np.minimum(p, q)
+    beta = 1.0 - overlap.sum()
+    if beta <= 0 or beta >= 1:
+        return 0.0
+    return float(beta * (1 - beta ** (n - 1)) * 0.5 * np.abs(overlap / overlap.sum() - residual(p, q)).sum())
 
 
 # --- several candidates: exact output distributions -------------------------------------------
@@ -366,7 +431,8 @@ def greedy_tree(a, budget):
 
 
 def tree_speedup(tree, expected_accepted, target_cfg, draft_cfg, acc, ctx=0, batch=1, overhead=0.0):
-    """Speedup of verifying `tree` over plain decoding, with 07's step times (speclab.hardware).
+    """Speedup of verifying `tree` over plain decoding, with 07's step times (speclab.hardware.step_time:
+    the weight matmuls and attention each on its roofline, added), every sequence at `ctx` cached positions.
 
     A round yields 1 + E tokens (E = expected accepted drafts) and costs one draft pass per level
     (a level's nodes are drafted together: a pass over as many positions as the level has parents,

@@ -154,12 +154,29 @@ def test_a_realistic_draft_step_uses_the_course_overhead(deployment):
     assert 0.9e-3 < d < 1.1e-3                                       # "about 1 ms" per draft step
 
 
-def test_step_time_is_the_max_of_memory_and_compute(deployment):
+def test_step_time_adds_the_weight_matmuls_and_attention_each_on_its_roofline(deployment):
     target, _, four = deployment
     big = hw.step_time(target, four, 5, 0, batch=512)
     assert big == pytest.approx(2 * 512 * hw.forward_macs(target, 5, 0) / four["peak_flops"])
     kv = hw.step_time(target, four, 1, 4096, batch=16)
     assert kv == pytest.approx((hw.weight_bytes(target) + 16 * hw.kv_cache_bytes(target, 4096)) / four["bandwidth"])
+    # 238 sequences x 5 tokens at 2,048: matmuls compute-bound, attention memory-bound, added
+    mm, att = hw.kernel_times(target, four, 5, 2048, 238)
+    assert mm == pytest.approx(2 * 238 * hw.forward_macs(target, 5, 0) / four["peak_flops"])
+    assert att == pytest.approx(238 * hw.kv_cache_bytes(target, 2048) / four["bandwidth"])
+    assert hw.step_time(target, four, 5, 2048, 238) == pytest.approx(mm + att)
+    assert round(1e3 * mm, 2) == 41.81 and round(1e3 * att, 2) == 11.92
+    assert round(1e3 * hw.one_max_step_time(target, four, 5, 2048, 238), 2) == 43.43      # the cache hides the matmuls
+    # attention's own arithmetic: 8 FLOPs per cache byte per position for Llama-3-70B, compute-bound from ~37 positions
+    assert 2 * hw.attention_macs(target, 1, 1) / hw.kv_cache_bytes(target, 1) == 8.0
+    assert round(hw.attention_crossover_tokens(target, four), 1) == 36.9
+    assert hw.attention_time(target, four, 64, 2048, 8) == pytest.approx(
+        2 * 8 * hw.attention_macs(target, 64, 2048) / four["peak_flops"])
+    assert hw.attention_macs(target, 3, 100) == hw.forward_macs(target, 3, 100) - hw.forward_macs(target, 3, 0)
+    # vectorised over batches, as the widget uses it
+    bs = np.array([1, 60, 238, 1000])
+    for n, ctx in ((1, 0), (5, 2048), (64, 512)):
+        assert np.allclose(hw.step_times(target, four, n, ctx, bs), [hw.step_time(target, four, n, ctx, b) for b in bs])
 
 
 def test_capacity_counts_both_models_weights_and_caches(deployment):
@@ -174,19 +191,19 @@ def test_capacity_counts_both_models_weights_and_caches(deployment):
     assert [hw.max_batch(target, draft, four, c) for c in hw.CONTEXTS] == [955, 477, 238, 119, 59, 29]
     assert hw.max_batch(target, draft, four, 0) == math.inf
     assert hw.max_batch(target, draft, dict(four, memory=100e9), 1024) == 0
-    assert round(hw.speculative_speedup(target, draft, four, 0.8, 4, 4096, 119), 2) == 2.69      # ideal draft
-    assert round(hw.speculative_speedup(target, draft, four, 0.8, 4, 4096, 119, overhead=DRAFT_STEP_OVERHEAD_S), 2) == 2.42
+    assert round(hw.speculative_speedup(target, draft, four, 0.8, 4, 4096, 119), 2) == 1.97      # ideal draft
+    assert round(hw.speculative_speedup(target, draft, four, 0.8, 4, 4096, 119, overhead=DRAFT_STEP_OVERHEAD_S), 2) == 1.82
 
 
-def test_crossover_batch_weights_only_and_with_the_kv_cache(deployment):
+def test_crossover_batch_is_the_weight_matmuls_and_ignores_the_context(deployment):
     target, _, four = deployment
-    b5, b1 = hw.crossover_batch(target, four, 5, 0), hw.crossover_batch(target, four, 1, 0)
+    b5, b1 = hw.crossover_batch(target, four, 5), hw.crossover_batch(target, four, 1)
     assert b5 == pytest.approx(59.9385, rel=1e-5) and b1 == pytest.approx(5 * b5)
-    for b, n, ctx in ((b5, 5, 0), (hw.crossover_batch(target, four, 5, 1024), 5, 1024)):
-        mem = (hw.weight_bytes(target) + b * hw.kv_cache_bytes(target, ctx)) / four["bandwidth"]
-        assert mem == pytest.approx(2 * b * hw.forward_macs(target, n, ctx) / four["peak_flops"])
-    assert hw.crossover_batch(target, four, 5, 1024) > b5            # the cache delays it
-    assert hw.crossover_batch(target, four, 1, 4096) == math.inf
+    assert hw.weight_bytes(target) / four["bandwidth"] == pytest.approx(2 * b5 * hw.forward_macs(target, 5, 0) / four["peak_flops"])
+    for ctx in (0, 1024, 4096):   # the matmuls cross where they cross, whatever the cache
+        assert hw.matmul_time(target, four, 5, b5 * 0.999) == pytest.approx(hw.weight_bytes(target) / four["bandwidth"])
+        assert hw.kernel_times(target, four, 5, ctx, b5 * 1.01)[0] > hw.weight_bytes(target) / four["bandwidth"]
+    assert hw.crossover_batch(target, four, 0) == math.inf
 
 
 def test_speculation_turns_slower_past_a_batch_that_fits(deployment):
@@ -194,22 +211,27 @@ def test_speculation_turns_slower_past_a_batch_that_fits(deployment):
     target, draft, four = deployment
     ov = DRAFT_STEP_OVERHEAD_S
     b = hw.slower_batch(hw.step_time, target, draft, four, 0.8, 4, 1024, ov)
-    assert b == 300 and b <= hw.max_batch(target, draft, four, 1024) == 477
+    assert b == 249 and b <= hw.max_batch(target, draft, four, 1024) == 477
     assert hw.speculative_speedup(target, draft, four, 0.8, 4, 1024, b, overhead=ov) < 1
     assert hw.speculative_speedup(target, draft, four, 0.8, 4, 1024, b - 1, overhead=ov) >= 1
-    assert hw.slower_batch(hw.step_time, target, draft, four, 0.8, 4, 1024, 0.0) == 331
+    assert hw.slower_batch(hw.step_time, target, draft, four, 0.8, 4, 1024, 0.0) == 274
+    assert hw.slower_batch(hw.one_max_step_time, target, draft, four, 0.8, 4, 1024, ov) == 300   # the old price
     assert hw.slower_batch(hw.explainer_step_time, target, draft, four, 0.8, 4, 2048, ov) == 180
     assert hw.slower_batch(hw.step_time, target, draft, four, 0.8, 4, 2048, ov) is None
-    assert round(hw.speculative_speedup(target, draft, four, 0.8, 4, 2048, 238, overhead=ov), 2) == 1.45
+    assert round(hw.speculative_speedup(target, draft, four, 0.8, 4, 2048, 238, overhead=ov), 2) == 1.21
+    assert round(hw.speculative_speedup(target, draft, four, 0.8, 4, 2048, 238, step=hw.one_max_step_time,
+                                        overhead=ov), 2) == 1.45                              # the old price
+    assert round(hw.speculative_speedup(target, draft, four, 0.8, 4, 4096, 119, step=hw.one_max_step_time,
+                                        overhead=ov), 2) == 2.42
     assert hw.slower_batch(hw.step_time, target, draft, four, 0.8, 4, 4096, ov) is None
     assert hw.slower_batch(hw.step_time, target, draft, four, 0.0, 4, 1024, ov) == 1
 
 
 def test_slower_batch_stops_at_the_memory_and_a_full_memory_fits(deployment):
     target, draft, four = deployment
-    need = hw.deployment_bytes(target, draft, 300, 1024)
+    need = hw.deployment_bytes(target, draft, 249, 1024)
     ov = DRAFT_STEP_OVERHEAD_S
-    assert hw.slower_batch(hw.step_time, target, draft, dict(four, memory=need), 0.8, 4, 1024, ov) == 300
+    assert hw.slower_batch(hw.step_time, target, draft, dict(four, memory=need), 0.8, 4, 1024, ov) == 249
     assert hw.slower_batch(hw.step_time, target, draft, dict(four, memory=need - 1), 0.8, 4, 1024, ov) is None
 
 
@@ -226,7 +248,7 @@ def test_the_deployment_widget_numbers_agree_with_the_scalar_functions(deploymen
     assert r["plain_ms"] == pytest.approx(1e3 * hw.step_time(target, four, 1, 1024, 100))
     assert r["verify_ms"] == pytest.approx(1e3 * hw.step_time(target, four, 5, 1024, 100))
     assert r["speedup"] == pytest.approx(hw.speculative_speedup(target, draft, four, 0.8, 4, 1024, 100, overhead=0.8e-3))
-    assert r["slower_batch"] == 300 and r["max_batch"] == 477 and r["fits"]
+    assert r["slower_batch"] == 249 and r["max_batch"] == 477 and r["fits"]
     for ctx in hw.CONTEXTS:
         for ov in (0.0, 0.8):
             got = hw.deployment("H100", context=ctx, overhead_ms=ov)["slower_batch"]
@@ -242,7 +264,7 @@ def test_draw_deployment_marks_a_batch_that_does_not_fit():
     assert not r["fits"] and "does not fit" in fig.axes[1].get_title() and "119" in fig.axes[1].get_title()
     fig.clear()
     r = hw.draw_deployment(fig, batch=1, context=1024)
-    assert r["fits"] and "2.45x" in fig.axes[1].get_title() and "slower from batch 300" in fig.axes[1].get_title()
+    assert r["fits"] and "2.45x" in fig.axes[1].get_title() and "slower from batch 249" in fig.axes[1].get_title()
 
 
 def test_deployment_widget_moves_in_place_and_shows_what_a_full_redraw_shows():

@@ -123,6 +123,31 @@ def test_samplers_follow_the_randomness_contract(rule):
                 assert (got, rng.calls) == _plain_reference(p, q, n, us, rule)
 
 
+@pytest.mark.parametrize("rule", md.MULTIDRAFT_METHODS)
+def test_the_plain_python_oracle_is_the_samplers(rule):
+    """scripted_position, which notebook 09's hidden tests import, agrees with the samplers and this file's reference."""
+    g = np.random.default_rng(8)
+    for p, q in PAIRS + _random_pairs(9):
+        for n in (1, 2, 3):
+            if rule == "recursive" and n > int((q > 0).sum()):
+                continue
+            for _ in range(4):
+                us = [float(u) for u in np.clip(g.random(2 * n + 1), 1e-9, None)]
+                want = _plain_reference(p, q, n, us, rule)
+                assert md.scripted_position(p, q, n, us, rule) == want
+                assert md.scripted_position(list(p), list(q), n, us, rule) == want, "lists work as well as arrays"
+
+
+def test_shortcut_tv_formula_is_the_enumerated_tv():
+    for p, q in PAIRS + _random_pairs(4):
+        for n in (1, 2, 3, 4):
+            assert abs(md.shortcut_tv_formula(p, q, n) - tv_distance(md.exact_output(p, q, n, "shortcut"), p)) < 1e-12
+    assert md.shortcut_tv_formula(P[0], P[0], 3) == 0.0                                  # beta = 0
+    assert md.shortcut_tv_formula([0.6, 0.4, 0.0], [0.0, 0.0, 1.0], 3) == 0.0            # beta = 1: exact as well
+    assert tv_distance(md.exact_output(np.array([0.6, 0.4, 0.0]), np.array([0.0, 0.0, 1.0]), 3, "shortcut"),
+                       np.array([0.6, 0.4, 0.0])) < 1e-12
+
+
 @pytest.mark.parametrize("rule", ["mss", "recursive", "shortcut"])
 def test_samplers_match_their_exact_distribution(rule):
     p, q = P[0], DRAFTS["poor"][0]
@@ -189,9 +214,15 @@ def test_tree_speedup_of_a_chain_is_07s_speedup():
     T, D = hw.load_model("llama-3-70b"), hw.load_model("llama-3.2-1b")
     acc = hw.accelerator("H100", cards=4)
     for k in (1, 4):
-        for batch in (1, 64, 512):
-            got = md.tree_speedup(md.chain(k), costs.expected_tokens(0.8, k) - 1, T, D, acc, 0, batch)
-            assert math.isclose(got, hw.speculative_speedup(T, D, acc, 0.8, k, 0, batch), rel_tol=1e-12)
+        for ctx, batch in ((0, 1), (0, 64), (0, 512), (1024, 249), (2048, 238), (4096, 119)):
+            got = md.tree_speedup(md.chain(k), costs.expected_tokens(0.8, k) - 1, T, D, acc, ctx, batch)
+            assert math.isclose(got, hw.speculative_speedup(T, D, acc, 0.8, k, ctx, batch), rel_tol=1e-12)
+    # notebook 09's load table: per-kernel step times with the cache, at the memory cap
+    ov = costs.DRAFT_STEP_OVERHEAD_S
+    speed = lambda k, b, ctx: md.tree_speedup(md.chain(k), costs.expected_tokens(0.8, k) - 1, T, D, acc, ctx, b, ov)  # noqa: E731
+    assert round(speed(4, 477, 1024), 2) == 0.92 and round(speed(1, 477, 1024), 2) == 1.08
+    assert round(speed(2, 238, 2048), 2) == 1.32 and round(speed(2, 119, 4096), 2) == 1.90
+    assert speed(4, 248, 1024) >= 1 > speed(4, 249, 1024)
     assert md.tree_speedup(md.chain(0), 0.0, T, D, acc) == 1.0, "no drafts: plain decoding"
     slower = md.tree_speedup(md.chain(4), 2.0, T, D, acc, overhead=costs.DRAFT_STEP_OVERHEAD_S)
     assert slower < md.tree_speedup(md.chain(4), 2.0, T, D, acc)

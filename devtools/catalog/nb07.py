@@ -34,25 +34,26 @@ def _fm(layer="2 * d * d + 2 * d * kv + 3 * d * f + 2 * ctx * d",
 """
 
 
-def _st(memory='(weight_bytes(cfg) + batch * kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]',
-        compute='2 * batch * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]',
-        ret="max(memory, compute)"):
+def _st(matmuls='max(weight_bytes(cfg) / acc["bandwidth"], 2 * batch * mm / acc["peak_flops"])',
+        attention='max(batch * kv_cache_bytes(cfg, ctx) / acc["bandwidth"], 2 * batch * att / acc["peak_flops"])',
+        mm="forward_macs(cfg, n_tokens, 0)", att="forward_macs(cfg, n_tokens, ctx) - forward_macs(cfg, n_tokens, 0)",
+        ret="matmuls + attention"):
     return f"""
 def step_time(cfg, acc, n_tokens, ctx, batch=1):
-    memory = {memory}
-    compute = {compute}
+    mm = {mm}
+    att = {att}
+    matmuls = {matmuls}
+    attention = {attention}
     return {ret}
 """
 
 
-def _cb(per_seq='2 * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"] - kv_cache_bytes(cfg, ctx) / acc["bandwidth"]',
-        ret='weight_bytes(cfg) / acc["bandwidth"] / per_seq',
-        guard="per_seq <= 0"):
-    body = f"    if {guard}:\n        return math.inf\n" if guard else ""
+def _cb(per_seq='2 * forward_macs(cfg, n_tokens, 0) / acc["peak_flops"]',
+        ret='weight_bytes(cfg) / acc["bandwidth"] / per_seq'):
     return f"""
-def crossover_batch(cfg, acc, n_tokens, ctx):
+def crossover_batch(cfg, acc, n_tokens):
     per_seq = {per_seq}
-{body}    return {ret}
+    return {ret}
 """
 
 
@@ -226,35 +227,59 @@ def forward_macs(cfg, n_tokens, ctx):
     },
     "step_time": {
         "wrong": {
-            "sum of memory and compute time, not the max": _st(ret="memory + compute"),
-            "MACs over peak (FLOPs halved)": _st(compute='batch * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]'),
-            "KV cache not read": _st(memory='weight_bytes(cfg) / acc["bandwidth"]'),
+            "one max over the whole pass (the cache's reads hide the matmuls' arithmetic)": """
+def step_time(cfg, acc, n_tokens, ctx, batch=1):
+    memory = (weight_bytes(cfg) + batch * kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]
+    compute = 2 * batch * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]
+    return max(memory, compute)
+""",
+            "sum of memory and compute time inside each kernel, not the max": _st(
+                matmuls='weight_bytes(cfg) / acc["bandwidth"] + 2 * batch * mm / acc["peak_flops"]',
+                attention='batch * kv_cache_bytes(cfg, ctx) / acc["bandwidth"] + 2 * batch * att / acc["peak_flops"]'),
+            "the two kernels overlapped (max of the kernels, not their sum)": _st(ret="max(matmuls, attention)"),
+            "MACs over peak (FLOPs halved)": _st(
+                matmuls='max(weight_bytes(cfg) / acc["bandwidth"], batch * mm / acc["peak_flops"])',
+                attention='max(batch * kv_cache_bytes(cfg, ctx) / acc["bandwidth"], batch * att / acc["peak_flops"])'),
+            "KV cache not read": _st(attention='2 * batch * att / acc["peak_flops"]'),
             "one KV cache for the whole batch": _st(
-                memory='(weight_bytes(cfg) + kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]'),
+                attention='max(kv_cache_bytes(cfg, ctx) / acc["bandwidth"], 2 * batch * att / acc["peak_flops"])'),
             "weights read once per sequence": _st(
-                memory='batch * (weight_bytes(cfg) + kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]'),
-            "compute not multiplied by the batch": _st(compute='2 * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]'),
-            "memory time only": _st(ret="memory"),
-            "compute time only": _st(ret="compute"),
-            "attention left out of the compute": _st(compute='2 * batch * forward_macs(cfg, n_tokens, 0) / acc["peak_flops"]'),
-            "milliseconds, not seconds": _st(ret="1e3 * max(memory, compute)"),
-            "returns both times as a tuple": _st(ret="(memory, compute)"),
+                matmuls='max(batch * weight_bytes(cfg) / acc["bandwidth"], 2 * batch * mm / acc["peak_flops"])'),
+            "compute not multiplied by the batch": _st(
+                matmuls='max(weight_bytes(cfg) / acc["bandwidth"], 2 * mm / acc["peak_flops"])'),
+            "attention's arithmetic ignored (its cache bytes only)": _st(
+                attention='batch * kv_cache_bytes(cfg, ctx) / acc["bandwidth"]'),
+            "attention's arithmetic priced in the matmul kernel": _st(
+                mm="forward_macs(cfg, n_tokens, ctx)", attention='batch * kv_cache_bytes(cfg, ctx) / acc["bandwidth"]'),
+            "attention's arithmetic counted twice (matmuls at ctx)": _st(mm="forward_macs(cfg, n_tokens, ctx)"),
+            "memory times only": _st(matmuls='weight_bytes(cfg) / acc["bandwidth"]',
+                                     attention='batch * kv_cache_bytes(cfg, ctx) / acc["bandwidth"]'),
+            "milliseconds, not seconds": _st(ret="1e3 * (matmuls + attention)"),
+            "returns both times as a tuple": _st(ret="(matmuls, attention)"),
         },
         "right": {
-            "FLOPs and bytes first, then the roofline": """
+            "FLOPs and bytes first, a ridge test per kernel": """
 def step_time(cfg, acc, n_tokens, ctx, batch=1):
-    flops = 2.0 * batch * forward_macs(cfg, n_tokens, ctx)
-    nbytes = weight_bytes(cfg) + batch * kv_cache_bytes(cfg, ctx)
-    if flops / nbytes >= acc["peak_flops"] / acc["bandwidth"]:
-        return flops / acc["peak_flops"]
-    return nbytes / acc["bandwidth"]
+    ridge = acc["peak_flops"] / acc["bandwidth"]
+    total = 0.0
+    for flops, nbytes in ((2.0 * batch * forward_macs(cfg, n_tokens, 0), weight_bytes(cfg)),
+                          (2.0 * batch * (forward_macs(cfg, n_tokens, ctx) - forward_macs(cfg, n_tokens, 0)),
+                           batch * kv_cache_bytes(cfg, ctx))):
+        if nbytes and flops / nbytes >= ridge:
+            total += flops / acc["peak_flops"]
+        else:
+            total += nbytes / acc["bandwidth"]
+    return total
 """,
-            "numpy's maximum": """
+            "numpy's maximum over a 2 x 2 table": """
 def step_time(cfg, acc, n_tokens, ctx, batch=1):
-    times = np.array([(weight_bytes(cfg) + batch * kv_cache_bytes(cfg, ctx)) / acc["bandwidth"],
-                      2 * batch * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]])
-    return times.max()
+    m0, m = forward_macs(cfg, n_tokens, 0), forward_macs(cfg, n_tokens, ctx)
+    times = np.array([[weight_bytes(cfg) / acc["bandwidth"], 2 * batch * m0 / acc["peak_flops"]],
+                      [batch * kv_cache_bytes(cfg, ctx) / acc["bandwidth"], 2 * batch * (m - m0) / acc["peak_flops"]]])
+    return float(times.max(axis=1).sum())
 """,
+            "attention's MACs written out (layers x 2 ctx d per position)": _st(
+                att='n_tokens * cfg["num_hidden_layers"] * 2 * ctx * cfg["hidden_size"]'),
         },
         "delegate": {
             "the course's reference under another name": """
@@ -266,78 +291,68 @@ def step_time(cfg, acc, n_tokens, ctx, batch=1):
 def step_time(cfg, acc, n_tokens, ctx, batch=1):
     return hw.round_times(cfg, cfg, acc, n_tokens - 1, ctx, batch)[2]
 """,
+            "the course's two kernel times, added": """
+def step_time(cfg, acc, n_tokens, ctx, batch=1):
+    return sum(hw.kernel_times(cfg, acc, n_tokens, ctx, batch))
+""",
         },
     },
     "crossover_batch": {
         "wrong": {
-            "KV-cache term missing": _cb(per_seq='2 * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]'),
-            "attention FLOPs dropped (forward_macs at ctx = 0)": _cb(
-                per_seq='2 * forward_macs(cfg, n_tokens, 0) / acc["peak_flops"] - kv_cache_bytes(cfg, ctx) / acc["bandwidth"]'),
-            "the context left out on both sides": _cb(per_seq='2 * forward_macs(cfg, n_tokens, 0) / acc["peak_flops"]'),
-            "MACs over peak (FLOPs halved)": _cb(
-                per_seq='forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"] - kv_cache_bytes(cfg, ctx) / acc["bandwidth"]'),
+            "MACs over peak (FLOPs halved)": _cb(per_seq='forward_macs(cfg, n_tokens, 0) / acc["peak_flops"]'),
             "tokens per pass, not sequences": _cb(ret='n_tokens * weight_bytes(cfg) / acc["bandwidth"] / per_seq'),
-            "no inf when it never crosses": _cb(guard=None),
-            "a tie divides by zero (only < 0 returns inf)": _cb(guard="per_seq < 0"),
-            "rounded up to a whole batch": """
-def crossover_batch(cfg, acc, n_tokens, ctx):
-    per_seq = 2 * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"] - kv_cache_bytes(cfg, ctx) / acc["bandwidth"]
-    if per_seq <= 0:
-        return math.inf
-    return math.ceil(weight_bytes(cfg) / acc["bandwidth"] / per_seq)
-""",
+            "one token per sequence whatever n_tokens": _cb(per_seq='2 * forward_macs(cfg, 1, 0) / acc["peak_flops"]'),
+            "attention over one cached position counted": _cb(per_seq='2 * forward_macs(cfg, n_tokens, 1) / acc["peak_flops"]'),
+            "parameters, not bytes": _cb(ret='weight_bytes(cfg, 1) / acc["bandwidth"] / per_seq'),
+            "the ridge, not a batch": _cb(ret='acc["peak_flops"] / acc["bandwidth"]'),
+            "compute over memory (inverted)": _cb(ret='per_seq / (weight_bytes(cfg) / acc["bandwidth"])'),
+            "rounded up to a whole batch": _cb(ret='math.ceil(weight_bytes(cfg) / acc["bandwidth"] / per_seq)'),
         },
         "right": {
-            "intensity form: B = W / (2M / ridge - KV)": """
-def crossover_batch(cfg, acc, n_tokens, ctx):
+            "intensity form: B = ridge x W / (2 M)": """
+def crossover_batch(cfg, acc, n_tokens):
     ridge = acc["peak_flops"] / acc["bandwidth"]
-    denom = 2 * forward_macs(cfg, n_tokens, ctx) / ridge - kv_cache_bytes(cfg, ctx)
-    return weight_bytes(cfg) / denom if denom > 0 else float("inf")
+    return ridge * weight_bytes(cfg) / (2 * forward_macs(cfg, n_tokens, 0))
 """,
             "cross-multiplied, one division": """
-def crossover_batch(cfg, acc, n_tokens, ctx):
-    gain = 2 * forward_macs(cfg, n_tokens, ctx) * acc["bandwidth"] - kv_cache_bytes(cfg, ctx) * acc["peak_flops"]
-    if gain <= 0:
-        return math.inf
-    return weight_bytes(cfg) * acc["peak_flops"] / gain
+def crossover_batch(cfg, acc, n_tokens):
+    return weight_bytes(cfg) * acc["peak_flops"] / (2 * forward_macs(cfg, n_tokens, 0) * acc["bandwidth"])
 """,
-            "bisection on step times": """
-def crossover_batch(cfg, acc, n_tokens, ctx):
-    def gap(b):
-        mem = (weight_bytes(cfg) + b * kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]
-        return 2 * b * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"] - mem
-    if gap(1e12) <= 0:
-        return math.inf
+            "bisection on the matmuls' two times": """
+def crossover_batch(cfg, acc, n_tokens):
+    mem = weight_bytes(cfg) / acc["bandwidth"]
     lo, hi = 0.0, 1e12
     for _ in range(200):
         mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if gap(mid) > 0 else (mid, hi)
+        lo, hi = (lo, mid) if 2 * mid * forward_macs(cfg, n_tokens, 0) / acc["peak_flops"] > mem else (mid, hi)
     return (lo + hi) / 2
 """,
         },
         "delegate": {
             "the course's reference through the package": """
 import speclab.hardware as _h
-def crossover_batch(cfg, acc, n_tokens, ctx):
-    return _h.crossover_batch(cfg, acc, n_tokens, ctx)
+def crossover_batch(cfg, acc, n_tokens):
+    return _h.crossover_batch(cfg, acc, n_tokens)
 """,
-            "the course's step times, bisected": """
-def crossover_batch(cfg, acc, n_tokens, ctx):
-    price = getattr(hw, "step_time")
-    mem = lambda b: (weight_bytes(cfg) + b * kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]
-    if price(cfg, acc, n_tokens, ctx, 1e12) <= mem(1e12):
-        return math.inf
+            "the course's matmul time, bisected": """
+def crossover_batch(cfg, acc, n_tokens):
+    price = getattr(hw, "matmul_time")
+    mem = weight_bytes(cfg) / acc["bandwidth"]
     lo, hi = 0.0, 1e12
     for _ in range(200):
         mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if price(cfg, acc, n_tokens, ctx, mid) > mem(mid) else (mid, hi)
+        lo, hi = (lo, mid) if price(cfg, acc, n_tokens, mid) > mem * (1 + 1e-12) else (mid, hi)
     return (lo + hi) / 2
 """,
         },
     },
     "explainer_step_time": {
         "wrong": {
-            "the honest step time (nothing broken)": _ex(
+            "the honest step time (nothing broken)": """
+def explainer_step_time(cfg, acc, n_tokens, ctx, batch=1):
+    return step_time(cfg, acc, n_tokens, ctx, batch)
+""",
+            "the one-max price with the cache (nothing left out)": _ex(
                 memory='(weight_bytes(cfg) + batch * kv_cache_bytes(cfg, ctx)) / acc["bandwidth"]',
                 compute='2 * batch * forward_macs(cfg, n_tokens, ctx) / acc["peak_flops"]'),
             "KV bytes left out, attention FLOPs kept": _ex(
@@ -464,18 +479,20 @@ MESSAGES = {
     ("forward_macs", "the embedding lookup counted as a product"): "the embedding lookup",
     ("forward_macs", "norms counted as MACs"): "the norms",
     ("forward_macs", "attention over a context that grows with each new position"): "the same ctx",
-    ("step_time", "sum of memory and compute time, not the max"): "not their sum",
+    ("step_time", "one max over the whole pass (the cache's reads hide the matmuls' arithmetic)"): "one max over the whole pass",
+    ("step_time", "sum of memory and compute time inside each kernel, not the max"): "not their sum",
+    ("step_time", "the two kernels overlapped (max of the kernels, not their sum)"): "53.73 ms in all",
+    ("step_time", "attention's arithmetic ignored (its cache bytes only)"): "plus attention's max(B KV / bandwidth, 2 B M_a / peak)",
     ("step_time", "milliseconds, not seconds"): "10.53 ms",
     ("step_time", "returns both times as a tuple"): "return the seconds as a number",
-    ("crossover_batch", "KV-cache term missing"): "include batch x kv_cache_bytes",
-    ("crossover_batch", "attention FLOPs dropped (forward_macs at ctx = 0)"): "the attention arithmetic over the context",
-    ("crossover_batch", "the context left out on both sides"): "changes both sides",
     ("crossover_batch", "MACs over peak (FLOPs halved)"): "FLOPs are 2 x MACs",
     ("crossover_batch", "tokens per pass, not sequences"): "not tokens per pass",
-    ("crossover_batch", "no inf when it never crosses"): "return math.inf",
-    ("crossover_batch", "a tie divides by zero (only < 0 returns inf)"): "equal counts as never",
+    ("crossover_batch", "one token per sequence whatever n_tokens"): "count all n_tokens positions",
+    ("crossover_batch", "attention over one cached position counted"): "without attention",
+    ("crossover_batch", "the ridge, not a batch"): "that is the ridge",
     ("crossover_batch", "rounded up to a whole batch"): "not a rounded batch size",
     ("explainer_step_time", "the honest step time (nothing broken)"): "that is the honest step time",
+    ("explainer_step_time", "the one-max price with the cache (nothing left out)"): "that is the honest step time",
     ("explainer_step_time", "KV bytes left out, attention FLOPs kept"): "attention arithmetic over the cache",
     ("explainer_step_time", "attention FLOPs left out, KV bytes kept"): "no KV-cache bytes",
     ("slower_batch", "ignores the step it is given (prices with its own step_time)"): "with the `step` you are given",
@@ -488,7 +505,7 @@ MESSAGES = {
     ("slower_batch", "overhead paid once per round"): "paid by every draft step",
     ("slower_batch", "overhead ignored"): "the overhead is missing",
     ("slower_batch", "draft priced at batch 1"): "price the draft steps at batch B",
-    ("slower_batch", "verify over k positions"): "k + 1 positions",
+    ("slower_batch", "verify over k positions"): "k + 1 positions per sequence",
     ("slower_batch", "expected tokens with the wrong exponent"): "(1 - a^(k+1)) / (1 - a)",
     ("slower_batch", "a tie counted as slower (<=)"): "at a tie speculation still pays",
     ("slower_batch", "batch sizes start at 0"): "batch sizes start at 1",

@@ -486,10 +486,10 @@ def shortcut_sample(p, q, n, rng):
 """,
         },
     },
-    "shortcut_tv": {
+    "multi_shortcut_tv": {
         "wrong": {
             "TV without the 0.5": ("""
-def shortcut_tv(p, q, n):
+def multi_shortcut_tv(p, q, n):
     def walk(p, q, cands):
         out, reached = np.zeros(len(p)), 1.0
         for x in cands:
@@ -500,7 +500,7 @@ def shortcut_tv(p, q, n):
     return float(np.abs(enumerate_output(p, q, n, walk) - p).sum())
 """, "0.5 x (0.15 + 0.15)"),
             "measures the correct rule (residual updated) instead of the shortcut": """
-def shortcut_tv(p, q, n):
+def multi_shortcut_tv(p, q, n):
     def walk(p, q, cands):
         out, reached, r = np.zeros(len(p)), 1.0, np.asarray(p, dtype=float)
         for x in cands:
@@ -512,7 +512,7 @@ def shortcut_tv(p, q, n):
     return tv_distance(enumerate_output(p, q, n, walk), p)
 """,
             "after n rejections the remaining mass goes to p": ("""
-def shortcut_tv(p, q, n):
+def multi_shortcut_tv(p, q, n):
     def walk(p, q, cands):
         out, reached = np.zeros(len(p)), 1.0
         for x in cands:
@@ -523,7 +523,7 @@ def shortcut_tv(p, q, n):
     return tv_distance(enumerate_output(p, q, n, walk), p)
 """, "the remaining mass goes to residual(p, q)"),
             "the remaining mass after n rejections is dropped": """
-def shortcut_tv(p, q, n):
+def multi_shortcut_tv(p, q, n):
     def walk(p, q, cands):
         out, reached = np.zeros(len(p)), 1.0
         for x in cands:
@@ -534,7 +534,7 @@ def shortcut_tv(p, q, n):
     return tv_distance(enumerate_output(p, q, n, walk), p)
 """,
             "distance from the draft q instead of the target p": """
-def shortcut_tv(p, q, n):
+def multi_shortcut_tv(p, q, n):
     def walk(p, q, cands):
         out, reached = np.zeros(len(p)), 1.0
         for x in cands:
@@ -545,7 +545,7 @@ def shortcut_tv(p, q, n):
     return tv_distance(enumerate_output(p, q, n, walk), q)
 """,
             "estimated by sampling the shortcut instead of computed exactly": """
-def shortcut_tv(p, q, n):
+def multi_shortcut_tv(p, q, n):
     g = np.random.default_rng(0)
     counts = np.zeros(len(p))
     for _ in range(2000):
@@ -555,7 +555,7 @@ def shortcut_tv(p, q, n):
         },
         "right": {
             "section 1's enumerate_output with a shortcut walk": """
-def shortcut_tv(p, q, n):
+def multi_shortcut_tv(p, q, n):
     def walk(p, q, cands):
         out, reached = np.zeros(len(p)), 1.0
         for x in cands:
@@ -566,7 +566,7 @@ def shortcut_tv(p, q, n):
     return tv_distance(enumerate_output(p, q, n, walk), p)
 """,
             "closed form: the overlap is delivered up to n times": """
-def shortcut_tv(p, q, n):
+def multi_shortcut_tv(p, q, n):
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
     kept = np.minimum(p, q)
     beta = 1.0 - kept.sum()
@@ -575,7 +575,7 @@ def shortcut_tv(p, q, n):
 """,
             "own enumeration over candidate tuples, vectorised with NumPy": """
 import itertools as _it
-def shortcut_tv(p, q, n):
+def multi_shortcut_tv(p, q, n):
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
     V = len(p)
     tuples = np.array(list(_it.product(range(V), repeat=n))).reshape(-1, n)
@@ -591,13 +591,113 @@ def shortcut_tv(p, q, n):
         },
         "delegate": {
             "the course's exact enumeration of the shortcut": """
-def shortcut_tv(p, q, n):
+def multi_shortcut_tv(p, q, n):
     return tv_distance(multidraft.exact_output(p, q, n, "shortcut"), p)
 """,
             "imported under another name": """
 from speclab.multidraft import exact_output as _exact
-def shortcut_tv(p, q, n):
+def multi_shortcut_tv(p, q, n):
     return tv_distance(_exact(p, q, n, "shortcut"), p)
+""",
+        },
+    },
+    "multi_shortcut_tv_formula": {
+        "wrong": {
+            "beta^n instead of beta^(n-1)": ("""
+def multi_shortcut_tv_formula(p, q, n):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    ov = np.minimum(p, q)
+    beta = 1.0 - ov.sum()
+    if beta <= 0:
+        return 0.0
+    return float(beta * (1 - beta ** n) * tv_distance(ov / ov.sum(), residual(p, q)))
+""", "the exponent is n - 1"),
+            "the leading beta missing": ("""
+def multi_shortcut_tv_formula(p, q, n):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    ov = np.minimum(p, q)
+    beta = 1.0 - ov.sum()
+    if beta <= 0:
+        return 0.0
+    return float((1 - beta ** (n - 1)) * tv_distance(ov / ov.sum(), residual(p, q)))
+""", "a factor beta in front"),
+            "min(p, q) not normalised": ("""
+def multi_shortcut_tv_formula(p, q, n):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    ov = np.minimum(p, q)
+    beta = 1.0 - ov.sum()
+    if beta <= 0:
+        return 0.0
+    return float(beta * (1 - beta ** (n - 1)) * tv_distance(ov, residual(p, q)))
+""", "normalise min(p, q)"),
+            "beta taken as the acceptance, sum(min(p, q))": ("""
+def multi_shortcut_tv_formula(p, q, n):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    ov = np.minimum(p, q)
+    beta = ov.sum()
+    if beta >= 1:
+        return 0.0
+    return float(beta * (1 - beta ** (n - 1)) * tv_distance(ov / ov.sum(), residual(p, q)))
+""", "REJECTION probability"),
+            "TV against p instead of the residual": """
+def multi_shortcut_tv_formula(p, q, n):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    ov = np.minimum(p, q)
+    beta = 1.0 - ov.sum()
+    if beta <= 0:
+        return 0.0
+    return float(beta * (1 - beta ** (n - 1)) * tv_distance(ov / ov.sum(), p))
+""",
+            "TV without the 0.5": """
+def multi_shortcut_tv_formula(p, q, n):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    ov = np.minimum(p, q)
+    beta = 1.0 - ov.sum()
+    if beta <= 0:
+        return 0.0
+    return float(beta * (1 - beta ** (n - 1)) * np.abs(ov / ov.sum() - residual(p, q)).sum())
+""",
+            "no guard: a draft equal to the target divides by zero": ("""
+def multi_shortcut_tv_formula(p, q, n):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    ov = np.minimum(p, q)
+    beta = 1.0 - ov.sum()
+    d = np.clip(p - q, 0.0, None)
+    r = d / d.sum()
+    return float(beta * (1 - beta ** (n - 1)) * 0.5 * np.abs(ov / ov.sum() - r).sum())
+""", "beta = 0"),
+        },
+        "right": {
+            "plain Python, no numpy": """
+def multi_shortcut_tv_formula(p, q, n):
+    p, q = [float(v) for v in p], [float(v) for v in q]
+    ov = [min(a, b) for a, b in zip(p, q)]
+    beta = 1.0 - sum(ov)
+    if beta <= 1e-15 or beta >= 1:
+        return 0.0
+    d = [max(0.0, a - b) for a, b in zip(p, q)]
+    return beta * (1 - beta ** (n - 1)) * 0.5 * sum(abs(o / sum(ov) - x / sum(d)) for o, x in zip(ov, d))
+""",
+            "the geometric sum written out": """
+def multi_shortcut_tv_formula(p, q, n):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    ov = np.minimum(p, q)
+    beta = 1.0 - ov.sum()
+    if not 0 < beta < 1:
+        return 0.0
+    factor = sum(beta ** i for i in range(1, n))       # beta + ... + beta^(n-1), times (1 - beta)
+    return float((1 - beta) * factor * tv_distance(ov / (1 - beta), residual(p, q)))
+""",
+        },
+        "delegate": {
+            "the course's closed form": """
+def multi_shortcut_tv_formula(p, q, n):
+    return multidraft.shortcut_tv_formula(p, q, n)
+""",
+            "the course's exact enumeration instead": """
+from speclab.multidraft import exact_output as _exact
+def multi_shortcut_tv_formula(p, q, n):
+    return float(tv_distance(_exact(p, q, n, "shortcut"), p))
 """,
         },
     },
