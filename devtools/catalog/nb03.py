@@ -356,8 +356,24 @@ def one_token_distribution(p, q, rule="correct"):
         kept = np.minimum(p, q)
     return kept / kept.sum()
 """,
+            "through emitted_distribution, with greedy's fallback taken as p": """
+def one_token_distribution(p, q, rule="correct"):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    if rule == "greedy":
+        best = int(np.argmax(p))
+        return emitted_distribution(p, q, p, lambda p, q, x: float(x == best))
+    return emitted_distribution(p, q, p if rule == "no_resample" else residual(p, q), accept_prob)
+""",
         },
         "right": {
+            "emitted_distribution with each rule's accept test and fallback": """
+def one_token_distribution(p, q, rule="correct"):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    tests = {"correct": accept_prob, "no_resample": accept_prob,
+             "greedy": lambda p, q, x: float(x == int(np.argmax(p)))}
+    fallback = p if rule == "no_resample" else residual(p, q)
+    return emitted_distribution(p, q, fallback, tests[rule])
+""",
             "kept + P(reject) * fallback": """
 def one_token_distribution(p, q, rule="correct"):
     if rule == "greedy":
