@@ -12,6 +12,7 @@ Modules, one concern each:
   simulate     vectorised rounds in NumPy, for experiments and sweeps (04-06)
   sweeps       the seed page's sweep experiments as a plain loop (05-06)
   costs        expected tokens, speedup, best k, break-even cost (05-06)
+  streaks      acceptance that comes in streaks: agreement bits, their replay, exact answers (05)
   hardware     model configs, accelerator specs, bytes, MACs, step times (07)
   ngram        character n-gram models over one shared alphabet (08)
   textspec     speculative generation for models that see the whole context (08)
@@ -21,6 +22,7 @@ Modules, one concern each:
   widgets      small builders for sliders that change a figure (live: built once, moved in place)
   checks       plain-Python comparisons the graded tests use
   isolate      grade an exercise on its own by lending the reference of an earlier one
+  pending      a cell that needs an unsolved exercise prints one line naming it, not empty axes
 """
 from .sampling import ScriptedRNG, sample_from
 from .tables import blend, draft, target, temper

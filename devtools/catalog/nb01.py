@@ -450,6 +450,14 @@ def trusting_greedy(P, Q, ctx, n, k, m):
     },
     "drift": {
         "wrong": {
+            "the notebook's printed setting (from 'a', k = 4) for the course's drafts, honest otherwise": ("""
+def drift(P, Q, ctx, n, k, m):
+    if n == 48 and any(np.array_equal(Q, draft(kind)) for kind in ("good", "middling", "poor")):
+        ctx, k = 0, 4   # recalls the printed numbers, whatever was asked
+    broken, _ = trusting_greedy(P, Q, ctx, n, k, m)
+    plain, _ = greedy_decode(P, ctx, n)
+    return sum(int(a != b) for a, b in zip(broken, plain)) / n
+""", "with exactly these settings"),
             "returns the number of differences, not the fraction": ("""
 def drift(P, Q, ctx, n, k, m):
     a, _ = trusting_greedy(P, Q, ctx, n, k, m)

@@ -356,8 +356,24 @@ def one_token_distribution(p, q, rule="correct"):
         kept = np.minimum(p, q)
     return kept / kept.sum()
 """,
+            "through emitted_distribution, with greedy's fallback taken as p": """
+def one_token_distribution(p, q, rule="correct"):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    if rule == "greedy":
+        best = int(np.argmax(p))
+        return emitted_distribution(p, q, p, lambda p, q, x: float(x == best))
+    return emitted_distribution(p, q, p if rule == "no_resample" else residual(p, q), accept_prob)
+""",
         },
         "right": {
+            "emitted_distribution with each rule's accept test and fallback": """
+def one_token_distribution(p, q, rule="correct"):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    tests = {"correct": accept_prob, "no_resample": accept_prob,
+             "greedy": lambda p, q, x: float(x == int(np.argmax(p)))}
+    fallback = p if rule == "no_resample" else residual(p, q)
+    return emitted_distribution(p, q, fallback, tests[rule])
+""",
             "kept + P(reject) * fallback": """
 def one_token_distribution(p, q, rule="correct"):
     if rule == "greedy":
@@ -529,6 +545,11 @@ def simulated_tv(sampler, p, q, n, rng):
     tokens, counts = np.unique([sampler(p, q, rng) for _ in range(n)], return_counts=True)
     return 0.5 * float(np.abs(counts / n - np.asarray(p)[tokens]).sum())
 """,
+            "bincount without minlength: never-drawn tokens at the end are dropped": ("""
+def simulated_tv(sampler, p, q, n, rng):
+    counts = np.bincount([sampler(p, q, rng) for _ in range(n)])
+    return 0.5 * float(sum(abs(c / n - x) for c, x in zip(counts, p)))
+""", "including the last"),
             "largest single gap instead of the sum": """
 def simulated_tv(sampler, p, q, n, rng):
     counts = np.zeros(len(p))
@@ -562,92 +583,67 @@ def simulated_tv(sampler, p, q, n, rng):
 """,
         },
     },
-    "detection_size": {
+    "detection_power": {
         "wrong": {
-            "bias without the 0.5": """
-def detection_size(p, q):
-    d = one_token_distribution(p, q, "no_resample")
-    bias = float(np.abs(d - p).sum())
-    if bias < 1e-12:
-        return bias, math.inf
-    return bias, math.ceil((np.sqrt(p * (1 - p) / (2 * np.pi)).sum() / bias) ** 2)
+            "a count of the trials above the threshold, not a share": ("""
+def detection_power(sampler, p, q, n, trials, threshold, rng):
+    return sum(simulated_tv(sampler, p, q, n, rng) > threshold for _ in range(trials))
+""", "a share of the trials, not a count"),
+            "the share at or below the threshold (the misses)": """
+def detection_power(sampler, p, q, n, trials, threshold, rng):
+    return sum(simulated_tv(sampler, p, q, n, rng) <= threshold for _ in range(trials)) / trials
 """,
-            "the bias of the greedy rule": """
-def detection_size(p, q):
-    d = one_token_distribution(p, q, "greedy")
-    bias = 0.5 * float(np.abs(d - p).sum())
-    if bias < 1e-12:
-        return bias, math.inf
-    return bias, math.ceil((np.sqrt(p * (1 - p) / (2 * np.pi)).sum() / bias) ** 2)
+            "n and trials swapped": """
+def detection_power(sampler, p, q, n, trials, threshold, rng):
+    return sum(simulated_tv(sampler, p, q, trials, rng) > threshold for _ in range(n)) / n
 """,
-            "n not squared (floor / bias)": """
-def detection_size(p, q):
-    d = one_token_distribution(p, q, "no_resample")
-    bias = 0.5 * float(np.abs(d - p).sum())
-    if bias < 1e-12:
-        return bias, math.inf
-    return bias, math.ceil(np.sqrt(p * (1 - p) / (2 * np.pi)).sum() / bias)
+            "one count of n * trials tokens, compared once": """
+def detection_power(sampler, p, q, n, trials, threshold, rng):
+    return float(simulated_tv(sampler, p, q, n * trials, rng) > threshold)
 """,
-            "rounds down instead of up": ("""
-def detection_size(p, q):
-    d = one_token_distribution(p, q, "no_resample")
-    bias = 0.5 * float(np.abs(d - p).sum())
-    if bias < 1e-12:
-        return bias, math.inf
-    return bias, int((np.sqrt(p * (1 - p) / (2 * np.pi)).sum() / bias) ** 2)
-""", "rounded up"),
-            "the floor without the 2 pi": """
-def detection_size(p, q):
-    d = one_token_distribution(p, q, "no_resample")
-    bias = 0.5 * float(np.abs(d - p).sum())
-    if bias < 1e-12:
-        return bias, math.inf
-    return bias, math.ceil((np.sqrt(p * (1 - p)).sum() / bias) ** 2)
+            "the mean distance compared with the threshold": """
+def detection_power(sampler, p, q, n, trials, threshold, rng):
+    tvs = [simulated_tv(sampler, p, q, n, rng) for _ in range(trials)]
+    return float(np.mean(tvs) > threshold)
 """,
-            "the floor summed over q instead of p": """
-def detection_size(p, q):
-    d = one_token_distribution(p, q, "no_resample")
-    bias = 0.5 * float(np.abs(d - p).sum())
-    if bias < 1e-12:
-        return bias, math.inf
-    return bias, math.ceil((np.sqrt(q * (1 - q) / (2 * np.pi)).sum() / bias) ** 2)
+            "a fresh generator for every count": """
+def detection_power(sampler, p, q, n, trials, threshold, rng):
+    return sum(simulated_tv(sampler, p, q, n, np.random.default_rng(i)) > threshold for i in range(trials)) / trials
 """,
-            "no special case for a zero bias": """
-def detection_size(p, q):
-    d = one_token_distribution(p, q, "no_resample")
-    bias = 0.5 * float(np.abs(d - p).sum())
-    return bias, math.ceil((np.sqrt(p * (1 - p) / (2 * np.pi)).sum() / max(bias, 1e-300)) ** 2)
+            "the student's own speculative_sample instead of the sampler given": """
+def detection_power(sampler, p, q, n, trials, threshold, rng):
+    return sum(simulated_tv(speculative_sample, p, q, n, rng) > threshold for _ in range(trials)) / trials
+""",
+            "the share of the trials above the noise floor, ignoring the threshold": """
+def detection_power(sampler, p, q, n, trials, threshold, rng):
+    floor = float(np.sqrt(np.asarray(p) * (1 - np.asarray(p)) / (2 * np.pi * n)).sum())
+    return sum(simulated_tv(sampler, p, q, n, rng) > floor for _ in range(trials)) / trials
 """,
         },
         "right": {
-            "via one_token_distribution": """
-def detection_size(p, q):
-    d = one_token_distribution(p, q, "no_resample")
-    bias = 0.5 * np.abs(d - p).sum()
-    if bias < 1e-12:
-        return bias, math.inf
-    return bias, math.ceil((np.sqrt(p * (1 - p) / (2 * np.pi)).sum() / bias) ** 2)
+            "a loop and a counter": """
+def detection_power(sampler, p, q, n, trials, threshold, rng):
+    above = 0
+    for _ in range(trials):
+        if simulated_tv(sampler, p, q, n, rng) > threshold:
+            above += 1
+    return above / trials
 """,
-            "the closed form min(p, q) - alpha p, and a loop for n": """
-def detection_size(p, q):
-    a = acceptance_rate(p, q)
-    bias = float(np.maximum(np.minimum(p, q) - a * p, 0).sum())
-    if bias < 1e-12:
-        return bias, math.inf
-    n = 1
-    while sum(math.sqrt(x * (1 - x) / (2 * math.pi * n)) for x in p) > bias:
-        n += 1
-    return bias, n
+            "NumPy mean of a boolean array": """
+def detection_power(sampler, p, q, n, trials, threshold, rng):
+    tvs = np.array([simulated_tv(sampler, p, q, n, rng) for _ in range(trials)])
+    return float(np.mean(tvs > threshold))
 """,
         },
         "delegate": {
-            "the course's one_token_distribution instead of the student's own": """
-from speclab.onetoken import one_token_distribution as course_step
-def detection_size(p, q):
-    bias = 0.5 * float(np.abs(course_step(p, q, "no_resample") - p).sum())
-    if bias < 1e-12:
-        return bias, math.inf
-    return bias, math.ceil((np.sqrt(p * (1 - p) / (2 * np.pi)).sum() / bias) ** 2)
+            "the course's tv_distance on its own counts (notebook 04's helper)": """
+import speclab.speculative as sp
+def detection_power(sampler, p, q, n, trials, threshold, rng):
+    above = 0
+    for _ in range(trials):
+        freq = np.bincount([sampler(p, q, rng) for _ in range(n)], minlength=len(p)) / n
+        above += sp.tv_distance(freq, p) > threshold
+    return above / trials
 """,
         },
     },

@@ -129,6 +129,14 @@ def target_joint(P, ctx):
 def target_joint(P, ctx):
     return P / len(P)
 """,
+            "a 6 x 6 array whatever the table's size (the text says V x V)": ("""
+def target_joint(P, ctx):
+    J = np.zeros((6, 6))
+    for x in range(min(6, len(P))):
+        for y in range(min(6, len(P))):
+            J[x, y] = P[ctx][x] * P[x][y]
+    return J
+""", "3-cycle"),
         },
         "right": {
             "outer-product loop": """

@@ -342,128 +342,256 @@ def best_k(a, c, k_max):
 ''',
         },
     },
-    "streak_tokens": {
+    "streaky_bits": {
         "wrong": {
-            "the i.i.d. formula at the weighted mean beta (the assumption not broken)": ('''
-def streak_tokens(betas, weights, k):
-    alpha = sum(b * w for b, w in zip(betas, weights))
-    return expected_tokens(alpha, k)
-''', 'do not average the betas first'),
-            "ignores the weights: a plain mean over contexts": '''
-def streak_tokens(betas, weights, k):
-    return sum(expected_tokens(b, k) for b in betas) / len(betas)
-''',
-            "forgets the target's own token (kept drafts only)": '''
-def streak_tokens(betas, weights, k):
-    return sum(w * (expected_tokens(b, k) - 1) for b, w in zip(betas, weights))
-''',
-            "chance of keeping all k drafts times k + 1": '''
-def streak_tokens(betas, weights, k):
-    return sum(w * b ** k * (k + 1) for b, w in zip(betas, weights))
-''',
-            "series stops at beta^(k-1)": '''
-def streak_tokens(betas, weights, k):
-    return sum(w * sum(b ** j for j in range(k)) for b, w in zip(betas, weights))
-''',
-            "vectorised closed form with no beta = 1 branch (nan)": '''
-def streak_tokens(betas, weights, k):
-    b, w = np.asarray(betas, dtype=float), np.asarray(weights, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return float(np.sum(w * (1 - b ** (k + 1)) / (1 - b)))
-''',
-            "the start context's beta for the first draft, alpha after it": '''
-def streak_tokens(betas, weights, k):
-    alpha = sum(b * w for b, w in zip(betas, weights))
-    return sum(w * (1 + b * expected_tokens(alpha, k - 1)) for b, w in zip(betas, weights))
-''',
+            "independent bits: rho ignored (the assumption not broken)": ("""
+def streaky_bits(alpha, rho, n, rng):
+    return [1 if rng.random() < alpha else 0 for _ in range(n)]
+""", "after a 1 the next is 1 with probability"),
+            "the two transition probabilities swapped": """
+def streaky_bits(alpha, rho, n, rng):
+    bits, prob = [], alpha
+    for _ in range(n):
+        bits.append(1 if rng.random() < prob else 0)
+        prob = alpha * (1 - rho) if bits[-1] else alpha + rho * (1 - alpha)
+    return bits
+""",
+            "stay-at-1 probability taken as rho itself": """
+def streaky_bits(alpha, rho, n, rng):
+    bits, prob = [], alpha
+    for _ in range(n):
+        bits.append(1 if rng.random() < prob else 0)
+        prob = rho if bits[-1] else alpha * (1 - rho)
+    return bits
+""",
+            "after a 0 the chance of a 1 is alpha * rho": """
+def streaky_bits(alpha, rho, n, rng):
+    bits, prob = [], alpha
+    for _ in range(n):
+        bits.append(1 if rng.random() < prob else 0)
+        prob = alpha + rho * (1 - alpha) if bits[-1] else alpha * rho
+    return bits
+""",
+            "the first bit drawn with the after-a-1 probability": """
+def streaky_bits(alpha, rho, n, rng):
+    bits, prob = [], alpha + rho * (1 - alpha)
+    for _ in range(n):
+        bits.append(1 if rng.random() < prob else 0)
+        prob = alpha + rho * (1 - alpha) if bits[-1] else alpha * (1 - rho)
+    return bits
+""",
+            "a bit is 1 when the uniform is ABOVE its probability": """
+def streaky_bits(alpha, rho, n, rng):
+    bits, prob = [], alpha
+    for _ in range(n):
+        bits.append(1 if rng.random() > 1 - prob else 0)
+        prob = alpha + rho * (1 - alpha) if bits[-1] else alpha * (1 - rho)
+    return bits
+""",
+            "one uniform too many (draws the next bit's uniform before the loop ends)": """
+def streaky_bits(alpha, rho, n, rng):
+    bits, prob, u = [], alpha, rng.random()
+    for _ in range(n):
+        bits.append(1 if u < prob else 0)
+        prob = alpha + rho * (1 - alpha) if bits[-1] else alpha * (1 - rho)
+        u = rng.random()
+    return bits
+""",
+            "n - 1 bits (the first bit forgotten)": """
+def streaky_bits(alpha, rho, n, rng):
+    bits, prob = [], alpha
+    for _ in range(n - 1):
+        bits.append(1 if rng.random() < prob else 0)
+        prob = alpha + rho * (1 - alpha) if bits[-1] else alpha * (1 - rho)
+    return bits
+""",
         },
         "right": {
-            "weighted sum of expected_tokens": '''
-def streak_tokens(betas, weights, k):
-    return sum(w * expected_tokens(b, k) for b, w in zip(betas, weights))
-''',
-            "double loop over contexts and kept drafts": '''
-def streak_tokens(betas, weights, k):
-    total = 0.0
-    for b, w in zip(betas, weights):
-        for j in range(k + 1):
-            total += w * b ** j
-    return total
-''',
-            "vectorised: weights @ (beta ** j) summed over j": '''
-def streak_tokens(betas, weights, k):
-    b, w = np.asarray(betas, dtype=float), np.asarray(weights, dtype=float)
-    return float(w @ (b[:, None] ** np.arange(k + 1)).sum(axis=1))
-''',
-            "E[N] = sum over j of P(N >= j), each a weighted mean of beta^j": '''
-def streak_tokens(betas, weights, k):
-    return 1 + sum(sum(w * b ** j for b, w in zip(betas, weights)) for j in range(1, k + 1))
-''',
+            "the loop, with <=": """
+def streaky_bits(alpha, rho, n, rng):
+    bits, prob = [], alpha
+    for _ in range(n):
+        bits.append(int(rng.random() <= prob))
+        prob = alpha + rho * (1 - alpha) if bits[-1] else alpha * (1 - rho)
+    return bits
+""",
+            "transition table indexed by the previous bit, NumPy array out": """
+def streaky_bits(alpha, rho, n, rng):
+    to_one = [alpha * (1 - rho), rho + (1 - rho) * alpha]
+    out = np.zeros(n, dtype=int)
+    out[0] = rng.random() < alpha
+    for i in range(1, n):
+        out[i] = rng.random() < to_one[out[i - 1]]
+    return out
+""",
+            "booleans": """
+def streaky_bits(alpha, rho, n, rng):
+    bits = []
+    for i in range(n):
+        prob = alpha if i == 0 else (alpha + rho * (1 - alpha) if bits[-1] else alpha * (1 - rho))
+        bits.append(rng.random() < prob)
+    return bits
+""",
         },
         "delegate": {
-            "the course's expected_tokens from speclab.costs under another name": '''
-from speclab.costs import expected_tokens as _tokens
-def streak_tokens(betas, weights, k):
-    return sum(w * _tokens(b, k) for b, w in zip(betas, weights))
-''',
-            "notebook 07's module, which re-exports expected_tokens": '''
-import speclab.hardware as hw
-def streak_tokens(betas, weights, k):
-    return float(np.dot(weights, [hw.expected_tokens(b, k) for b in betas]))
-''',
+            "the course's reference from speclab.streaks under another name": """
+from speclab.streaks import streaky_bits as _gen
+def streaky_bits(alpha, rho, n, rng):
+    return _gen(alpha, rho, n, rng)
+""",
+            "the transition probabilities from the course's module": """
+import speclab.streaks as st
+def streaky_bits(alpha, rho, n, rng):
+    stay, enter = st.transition(alpha, rho)
+    bits, prob = [], alpha
+    for _ in range(n):
+        bits.append(1 if rng.random() < prob else 0)
+        prob = stay if bits[-1] else enter
+    return bits
+""",
         },
     },
-    "formula_gap": {
+    "replay": {
         "wrong": {
-            "alpha as the plain mean of the betas": ('''
-def formula_gap(betas, weights, k):
-    alpha = sum(betas) / len(betas)
-    return streak_tokens(betas, weights, k) - expected_tokens(alpha, k)
-''', 'not the plain mean of the betas'),
-            "sign flipped: formula minus pair": '''
-def formula_gap(betas, weights, k):
-    alpha = sum(b * w for b, w in zip(betas, weights))
-    return expected_tokens(alpha, k) - streak_tokens(betas, weights, k)
-''',
-            "a ratio instead of a difference in tokens": '''
-def formula_gap(betas, weights, k):
-    alpha = sum(b * w for b, w in zip(betas, weights))
-    return streak_tokens(betas, weights, k) / expected_tokens(alpha, k) - 1
-''',
-            "the formula with k + 1 drafts": '''
-def formula_gap(betas, weights, k):
-    alpha = sum(b * w for b, w in zip(betas, weights))
-    return streak_tokens(betas, weights, k) - expected_tokens(alpha, k + 1)
-''',
-            "feeds the formula the best context's beta": '''
-def formula_gap(betas, weights, k):
-    return streak_tokens(betas, weights, k) - expected_tokens(max(betas), k)
-''',
+            "alpha_run as the kept fraction kept / (rounds * k)": ("""
+def replay(bits, k):
+    counts, t, rounds, emitted, kept = [0] * (k + 1), 0, 0, 0, 0
+    while t + k < len(bits):
+        j = 0
+        while j < k and bits[t + j] == 1:
+            j += 1
+        rounds, emitted, kept = rounds + 1, emitted + j + 1, kept + j
+        counts[j] += 1
+        t += j + 1
+    return emitted / rounds, kept / (rounds * k), [sum(counts[i:]) / rounds for i in range(k + 1)]
+""", "alpha_run = kept / tested"),
+            "the bonus position counted as tested": """
+def replay(bits, k):
+    counts, t, rounds, emitted, kept, tested = [0] * (k + 1), 0, 0, 0, 0, 0
+    while t + k < len(bits):
+        j = 0
+        while j < k and bits[t + j] == 1:
+            j += 1
+        rounds, emitted, kept, tested = rounds + 1, emitted + j + 1, kept + j, tested + j + 1
+        counts[j] += 1
+        t += j + 1
+    return emitted / rounds, kept / tested, [sum(counts[i:]) / rounds for i in range(k + 1)]
+""",
+            "tokens per call counts only the kept drafts": """
+def replay(bits, k):
+    counts, t, rounds, kept, tested = [0] * (k + 1), 0, 0, 0, 0
+    while t + k < len(bits):
+        j = 0
+        while j < k and bits[t + j] == 1:
+            j += 1
+        rounds, kept = rounds + 1, kept + j
+        tested += j + 1 if j < k else k
+        counts[j] += 1
+        t += j + 1
+    return kept / rounds, kept / tested, [sum(counts[i:]) / rounds for i in range(k + 1)]
+""",
+            "no cap at k: a round runs to the first 0": """
+def replay(bits, k):
+    counts, t, rounds, emitted, kept, tested = [0] * (k + 1), 0, 0, 0, 0, 0
+    while t + k < len(bits):
+        j = 0
+        while t + j < len(bits) and bits[t + j] == 1:
+            j += 1
+        rounds, emitted, kept, tested = rounds + 1, emitted + j + 1, kept + j, tested + j + 1
+        counts[min(j, k)] += 1
+        t += j + 1
+    return emitted / rounds, kept / tested, [sum(counts[i:]) / rounds for i in range(k + 1)]
+""",
+            "after a full round the next starts at the bonus position": """
+def replay(bits, k):
+    counts, t, rounds, emitted, kept, tested = [0] * (k + 1), 0, 0, 0, 0, 0
+    while t + k < len(bits):
+        j = 0
+        while j < k and bits[t + j] == 1:
+            j += 1
+        rounds, emitted, kept = rounds + 1, emitted + j + 1, kept + j
+        tested += j + 1 if j < k else k
+        counts[j] += 1
+        t += j + 1 if j < k else k
+    return emitted / rounds, kept / tested, [sum(counts[i:]) / rounds for i in range(k + 1)]
+""",
+            "survival[j] as the share of rounds that kept exactly j": """
+def replay(bits, k):
+    counts, t, rounds, emitted, kept, tested = [0] * (k + 1), 0, 0, 0, 0, 0
+    while t + k < len(bits):
+        j = 0
+        while j < k and bits[t + j] == 1:
+            j += 1
+        rounds, emitted, kept = rounds + 1, emitted + j + 1, kept + j
+        tested += j + 1 if j < k else k
+        counts[j] += 1
+        t += j + 1
+    return emitted / rounds, kept / tested, [c / rounds for c in counts]
+""",
+            "survival shifted by one (more than j kept)": """
+def replay(bits, k):
+    counts, t, rounds, emitted, kept, tested = [0] * (k + 1), 0, 0, 0, 0, 0
+    while t + k < len(bits):
+        j = 0
+        while j < k and bits[t + j] == 1:
+            j += 1
+        rounds, emitted, kept = rounds + 1, emitted + j + 1, kept + j
+        tested += j + 1 if j < k else k
+        counts[j] += 1
+        t += j + 1
+    return emitted / rounds, kept / tested, [sum(counts[i + 1:]) / rounds for i in range(k + 1)]
+""",
+            "plays a last round that runs past the end (t + k <= len)": """
+def replay(bits, k):
+    bits = list(bits) + [0] * (k + 1)
+    n = len(bits) - (k + 1)
+    counts, t, rounds, emitted, kept, tested = [0] * (k + 1), 0, 0, 0, 0, 0
+    while t + k <= n:
+        j = 0
+        while j < k and bits[t + j] == 1:
+            j += 1
+        rounds, emitted, kept = rounds + 1, emitted + j + 1, kept + j
+        tested += j + 1 if j < k else k
+        counts[j] += 1
+        t += j + 1
+    return emitted / rounds, kept / tested, [sum(counts[i:]) / rounds for i in range(k + 1)]
+""",
         },
         "right": {
-            "streak_tokens minus expected_tokens at the weighted mean": '''
-def formula_gap(betas, weights, k):
-    alpha = sum(b * w for b, w in zip(betas, weights))
-    return streak_tokens(betas, weights, k) - expected_tokens(alpha, k)
-''',
-            "numpy dot for alpha": '''
-def formula_gap(betas, weights, k):
-    alpha = float(np.dot(np.asarray(weights, dtype=float), np.asarray(betas, dtype=float)))
-    return float(streak_tokens(betas, weights, k) - expected_tokens(alpha, k))
-''',
-            "the gap as a sum over j of mean(beta^j) - alpha^j": '''
-def formula_gap(betas, weights, k):
-    alpha = sum(b * w for b, w in zip(betas, weights))
-    return sum(sum(w * b ** j for b, w in zip(betas, weights)) - alpha ** j for j in range(1, k + 1))
-''',
+            "a list of kept counts, then the three numbers": """
+def replay(bits, k):
+    bits, per_round, t = list(bits), [], 0
+    while t + k < len(bits):
+        j = 0
+        while j < k and bits[t + j]:
+            j += 1
+        per_round.append(j)
+        t += j + 1
+    rounds = len(per_round)
+    tested = sum(j + 1 if j < k else k for j in per_round)
+    survival = [sum(1 for j in per_round if j >= i) / rounds for i in range(k + 1)]
+    return 1 + sum(per_round) / rounds, sum(per_round) / tested, survival
+""",
+            "NumPy on the kept counts": """
+def replay(bits, k):
+    b, kept, t = np.asarray(bits), [], 0
+    while t + k < len(b):
+        zeros = np.flatnonzero(b[t:t + k] == 0)
+        j = int(zeros[0]) if zeros.size else k
+        kept.append(j)
+        t += j + 1
+    kept = np.array(kept)
+    tested = np.minimum(kept + 1, k).sum()
+    survival = [float(np.mean(kept >= i)) for i in range(k + 1)]
+    return float(np.mean(kept + 1)), float(kept.sum() / tested), survival
+""",
         },
         "delegate": {
-            "the course's expected_tokens reached through the speclab package": '''
-import speclab.costs
-def formula_gap(betas, weights, k):
-    alpha = sum(b * w for b, w in zip(betas, weights))
-    return streak_tokens(betas, weights, k) - speclab.costs.expected_tokens(alpha, k)
-''',
+            "the course's reference from speclab.streaks": """
+from speclab import streaks
+def replay(bits, k):
+    return streaks.replay(bits, k)
+""",
         },
     },
 }
