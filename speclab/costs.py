@@ -2,7 +2,7 @@
 
 Reference versions of what notebooks 05 and 06 teach, plus the exact Markov-table
 analysis the notebooks put beside the paper's i.i.d. formula, the draft-step overhead
-model (06, 07), and the published figures the notebooks quote.
+model (07), and the published figures the notebooks quote.
 
 Names. alpha (`a`) is always the paper's acceptance rate: the expected acceptance of one
 drafted token, sum over x of min(p(x), q(x)), averaged over contexts. The NumPy
@@ -133,32 +133,6 @@ TABLE2_T5_SMALL = [
 # 1.92x on XSum and 2.46x on HumanEval.
 CHEN = {"pair": "4B drafting for Chinchilla 70B", "K": 4, "t_target_s": 14.1e-3, "t_draft_s": 1.8e-3,
         "speedup": {"XSum": 1.92, "HumanEval": 2.46}}
-
-# Real pairs for the break-even map, on the hardware explainer's four H100s (4 x 3.35 TB/s,
-# NVIDIA's datasheet). Parameters: data/models (Llama-3.2-1B 1,235,814,400; Llama-3-70B
-# 70,553,706,496) and Meta's Llama-3-8B config (8,030,261,248: 32 layers, hidden 4096,
-# MLP 14336, 8 KV heads, 128,256-token vocabulary, untied head). All three share Llama 3's
-# tokenizer, so each can draft for the 70B. bf16: 2 bytes per parameter. "ideal" is the
-# bandwidth-bound ratio of step times, "realistic" adds DRAFT_STEP_OVERHEAD_S per draft step.
-_FOUR_H100_BYTES_PER_S = 4 * 3.35e12
-_LLAMA_PARAMS = {"1B": 1_235_814_400, "8B": 8_030_261_248, "70B": 70_553_706_496}
-
-
-def _pair(draft_key):
-    t_draft = 2 * _LLAMA_PARAMS[draft_key] / _FOUR_H100_BYTES_PER_S
-    t_target = 2 * _LLAMA_PARAMS["70B"] / _FOUR_H100_BYTES_PER_S
-    return {"t_draft_s": t_draft, "t_target_s": t_target, "c_ideal": draft_cost(t_draft, t_target),
-            "c_realistic": draft_cost(t_draft, t_target, DRAFT_STEP_OVERHEAD_S)}
-
-
-REAL_PAIRS = {
-    "Llama-3.2-1B for Llama-3-70B": _pair("1B"),
-    "Llama-3-8B for Llama-3-70B": _pair("8B"),
-    "4B for Chinchilla 70B (measured)": {"t_draft_s": CHEN["t_draft_s"], "t_target_s": CHEN["t_target_s"],
-                                         "c_ideal": None,
-                                         "c_realistic": draft_cost(CHEN["t_draft_s"], CHEN["t_target_s"])},
-}
-
 
 # --- the paper's alpha for a table pair, and the exact Markov-table answer -------------
 

@@ -212,207 +212,288 @@ def should_speculate(a, draft_params, target_params, k_max=16):
     },
     "seconds_per_token": {
         "wrong": {
-            "the overhead paid once per round, not per draft step": ('''
-def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+            "the size clock still charges the fixed cost to the target's verify call": ('''
+def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
+    t_draft = fixed + STEP_S_PER_PARAM * draft_params
+    t_target = STEP_FIXED_S + STEP_S_PER_PARAM * target_params
     emitted, seconds, t = 0, 0.0, 0
     for _ in range(rounds):
         out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        seconds += k * t_draft + overhead + t_target
+        seconds += k * t_draft + t_target
         emitted += len(out)
         t = out[-1]
     return seconds / emitted
-''', 'every one of the 4 draft steps'),
-            "the overhead charged to the verify call as well": '''
-def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+''', 'the target is priced by its size too'),
+            "the measured clock charges the fixed cost to the draft only": ('''
+def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
+    t_draft = fixed + STEP_S_PER_PARAM * draft_params
+    t_target = STEP_S_PER_PARAM * target_params
     emitted, seconds, t = 0, 0.0, 0
     for _ in range(rounds):
         out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        seconds += (k + 1) * overhead + k * t_draft + t_target
+        seconds += k * t_draft + t_target
+        emitted += len(out)
+        t = out[-1]
+    return seconds / emitted
+''', 'and to the verify call'),
+            "the fixed cost paid once per round, not per step": '''
+def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
+    emitted, seconds, t = 0, 0.0, 0
+    for _ in range(rounds):
+        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+        seconds += fixed + STEP_S_PER_PARAM * (k * draft_params + target_params)
+        emitted += len(out)
+        t = out[-1]
+    return seconds / emitted
+''',
+            "both clocks the same (the size clock not built)": '''
+def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
+    t_draft = STEP_FIXED_S + STEP_S_PER_PARAM * draft_params
+    t_target = STEP_FIXED_S + STEP_S_PER_PARAM * target_params
+    emitted, seconds, t = 0, 0.0, 0
+    for _ in range(rounds):
+        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+        seconds += k * t_draft + t_target
+        emitted += len(out)
+        t = out[-1]
+    return seconds / emitted
+''',
+            "clocks swapped": '''
+def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
+    fixed = STEP_FIXED_S if clock == "size" else 0.0
+    emitted, seconds, t = 0, 0.0, 0
+    for _ in range(rounds):
+        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+        seconds += k * (fixed + STEP_S_PER_PARAM * draft_params) + fixed + STEP_S_PER_PARAM * target_params
         emitted += len(out)
         t = out[-1]
     return seconds / emitted
 ''',
             "seconds per round instead of per token": '''
-def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
     seconds, t = 0.0, 0
     for _ in range(rounds):
         out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        seconds += k * (t_draft + overhead) + t_target
+        seconds += k * (fixed + STEP_S_PER_PARAM * draft_params) + fixed + STEP_S_PER_PARAM * target_params
         t = out[-1]
     return seconds / rounds
 ''',
             "divides by the kept drafts only": '''
-def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
     kept, seconds, t = 0, 0.0, 0
     for _ in range(rounds):
         out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        seconds += k * (t_draft + overhead) + t_target
+        seconds += k * (fixed + STEP_S_PER_PARAM * draft_params) + fixed + STEP_S_PER_PARAM * target_params
         kept += len(out) - 1
         t = out[-1]
     return seconds / max(kept, 1)
 ''',
             "k + 1 draft steps per round": '''
-def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
     emitted, seconds, t = 0, 0.0, 0
     for _ in range(rounds):
         out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        seconds += (k + 1) * (t_draft + overhead) + t_target
+        seconds += (k + 1) * (fixed + STEP_S_PER_PARAM * draft_params) + fixed + STEP_S_PER_PARAM * target_params
+        emitted += len(out)
+        t = out[-1]
+    return seconds / emitted
+''',
+            "the verify call priced as k + 1 target steps": '''
+def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
+    emitted, seconds, t = 0, 0.0, 0
+    for _ in range(rounds):
+        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+        seconds += k * (fixed + STEP_S_PER_PARAM * draft_params) + (k + 1) * (fixed + STEP_S_PER_PARAM * target_params)
         emitted += len(out)
         t = out[-1]
     return seconds / emitted
 ''',
             "every round restarts from token 0": '''
-def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
     emitted = 0
     for _ in range(rounds):
         out = verify_round(P, Q, 0, draft_tokens(Q, 0, k, rng), rng)
         emitted += len(out)
-    return rounds * (k * (t_draft + overhead) + t_target) / emitted
+    return rounds * (k * (fixed + STEP_S_PER_PARAM * draft_params) + fixed + STEP_S_PER_PARAM * target_params) / emitted
 ''',
-            "the draft's price in target calls, not seconds (forgets t_target)": '''
-def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+            "milliseconds instead of seconds": '''
+def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
+    emitted, seconds, t = 0, 0.0, 0
+    for _ in range(rounds):
+        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+        seconds += k * (fixed + STEP_S_PER_PARAM * draft_params) + fixed + STEP_S_PER_PARAM * target_params
+        emitted += len(out)
+        t = out[-1]
+    return 1e3 * seconds / emitted
+''',
+            "target steps per token (forgets the seconds)": '''
+def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
+    c = (fixed + STEP_S_PER_PARAM * draft_params) / (fixed + STEP_S_PER_PARAM * target_params)
     emitted, t = 0, 0
     for _ in range(rounds):
         out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
         emitted += len(out)
         t = out[-1]
-    return rounds * (1 + k * (t_draft + overhead) / t_target) / emitted
+    return rounds * (1 + k * c) / emitted
 ''',
         },
         "right": {
             "a clock summed round by round": '''
-def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
+    t_draft = fixed + STEP_S_PER_PARAM * draft_params
+    t_target = fixed + STEP_S_PER_PARAM * target_params
     emitted, seconds, t = 0, 0.0, 0
     for _ in range(rounds):
         out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        seconds += k * (t_draft + overhead) + t_target
+        seconds += k * t_draft + t_target
         emitted += len(out)
         t = out[-1]
     return seconds / emitted
 ''',
-            "count tokens, then price every round at once": '''
-def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+            "count tokens, then price every round at once, clocks in a dict": '''
+def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
+    step = {"measured": lambda n: STEP_FIXED_S + STEP_S_PER_PARAM * n,
+            "size": lambda n: STEP_S_PER_PARAM * n}[clock]
     lengths, t = [], 0
     for _ in range(rounds):
         drafted = draft_tokens(Q, t, k, rng)
         out = verify_round(P, Q, t, drafted, rng)
         lengths.append(len(out))
         t = out[-1]
-    round_time = t_target + k * (t_draft + overhead)
-    return float(rounds * round_time / np.sum(lengths))
+    return float(rounds * (k * step(draft_params) + step(target_params)) / np.sum(lengths))
 ''',
-            "one clock tick per draft step": '''
-def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
-    clock, tokens, t = 0.0, 0, 0
+            "one clock tick per step": '''
+def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
+    def tick(n):
+        return (STEP_FIXED_S if clock != "size" else 0.0) + n * STEP_S_PER_PARAM
+    now, tokens, t = 0.0, 0, 0
     for _ in range(rounds):
         drafted = draft_tokens(Q, t, k, rng)
         for _ in drafted:
-            clock += t_draft
-            clock += overhead
+            now += tick(draft_params)
         out = verify_round(P, Q, t, drafted, rng)
-        clock += t_target
+        now += tick(target_params)
         tokens += len(out)
         t = out[-1]
-    return clock / tokens
+    return now / tokens
 ''',
         },
         "delegate": {
-            "the notebook's own imports: 05's measure, priced with speedup and draft_cost": '''
-def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+            "the notebook's own import: 05's measure, priced with speedup": '''
+def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
+    t_target = fixed + STEP_S_PER_PARAM * target_params
     tokens = measure(P, Q, k, rounds, rng, fast=False)[1]
-    return t_target / speedup(tokens, k, draft_cost(t_draft, t_target, overhead))
+    return t_target / speedup(tokens, k, (fixed + STEP_S_PER_PARAM * draft_params) / t_target)
 ''',
             "the sweeps module's run_rounds through an attribute": '''
 import speclab.sweeps as sw
-def seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead=0.0):
+def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
     _, emitted = sw.run_rounds(P, Q, k, rounds, rng)
-    return rounds * (k * (t_draft + overhead) + t_target) / emitted
+    return rounds * (k * (fixed + STEP_S_PER_PARAM * draft_params) + fixed + STEP_S_PER_PARAM * target_params) / emitted
 ''',
         },
     },
-    "rescue_k": {
+    "speedups_by_k": {
         "wrong": {
             "one generator shared by every k": ('''
-def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
+def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
     rng = np.random.default_rng(seed)
-    s = [t_target / seconds_per_token(P, Q, k, rounds, rng, t_draft, t_target, overhead) for k in range(1, k_max + 1)]
-    i = int(np.argmax(s))
-    return i + 1, s[i]
+    return [(fixed + STEP_S_PER_PARAM * target_params)
+            / seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock) for k in range(1, k_max + 1)]
 ''', 'with a fresh np.random.default_rng(seed)'),
-            "returns the seconds per token, not the speedup": '''
-def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
-    sec = [seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), t_draft, t_target, overhead)
-           for k in range(1, k_max + 1)]
-    i = int(np.argmin(sec))
-    return i + 1, sec[i]
+            "plain decoding priced on the measured clock whatever the clock": ('''
+def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
+    plain = STEP_FIXED_S + STEP_S_PER_PARAM * target_params
+    return [plain / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params, clock)
+            for k in range(1, k_max + 1)]
+''', 'price plain decoding on the same clock'),
+            "returns the seconds per token, not the speedups": '''
+def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
+    return [seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params, clock)
+            for k in range(1, k_max + 1)]
 ''',
-            "0-based k": '''
-def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
-    s = [t_target / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), t_draft, t_target, overhead)
-         for k in range(1, k_max + 1)]
-    i = int(np.argmax(s))
-    return i, s[i]
+            "the clock not passed on: every run on the measured clock": '''
+def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
+    return [(fixed + STEP_S_PER_PARAM * target_params)
+            / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params)
+            for k in range(1, k_max + 1)]
 ''',
             "stops at k_max - 1": '''
-def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
-    ks = list(range(1, k_max)) or [1]
-    s = [t_target / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), t_draft, t_target, overhead)
-         for k in ks]
-    i = int(np.argmax(s))
-    return ks[i], s[i]
+def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
+    return [(fixed + STEP_S_PER_PARAM * target_params)
+            / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params, clock)
+            for k in range(1, k_max)]
 ''',
-            "forgets the overhead (tunes k on the ideal price)": '''
-def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
-    s = [t_target / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), t_draft, t_target)
-         for k in range(1, k_max + 1)]
-    i = int(np.argmax(s))
-    return i + 1, s[i]
+            "starts at k = 0": '''
+def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
+    return [(fixed + STEP_S_PER_PARAM * target_params)
+            / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params, clock)
+            for k in range(0, k_max)]
 ''',
-            "the last k on a tie": '''
-def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
-    best = (1, -1.0)
+            "the tokens per call instead of the speedup": '''
+def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
+    out = []
     for k in range(1, k_max + 1):
-        s = t_target / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), t_draft, t_target, overhead)
-        if s >= best[1]:
-            best = (k, s)
-    return best
+        sec = seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params, clock)
+        round_time = k * (fixed + STEP_S_PER_PARAM * draft_params) + fixed + STEP_S_PER_PARAM * target_params
+        out.append(round_time / sec)
+    return out
+''',
+            "a generator seeded seed + k": '''
+def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
+    return [(fixed + STEP_S_PER_PARAM * target_params)
+            / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed + k), draft_params, target_params, clock)
+            for k in range(1, k_max + 1)]
 ''',
         },
         "right": {
-            "loop keeping the best": '''
-def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
-    best = None
+            "a list comprehension": '''
+def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
+    plain = fixed + STEP_S_PER_PARAM * target_params
+    return [plain / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params, clock)
+            for k in range(1, k_max + 1)]
+''',
+            "a loop, numpy floats": '''
+def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
+    plain = STEP_S_PER_PARAM * target_params + (STEP_FIXED_S if clock != "size" else 0.0)
+    out = []
     for k in range(1, k_max + 1):
-        s = t_target / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), t_draft, t_target, overhead)
-        if best is None or s > best[1]:
-            best = (k, s)
-    return best
-''',
-            "argmin of the seconds, numpy": '''
-def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
-    sec = np.array([seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), t_draft, t_target, overhead)
-                    for k in range(1, k_max + 1)])
-    i = int(np.argmin(sec))
-    return i + 1, float(t_target / sec[i])
-''',
-            "max with a key over a dict": '''
-def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
-    speed = {k: t_target / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), t_draft, t_target, overhead)
-             for k in range(1, k_max + 1)}
-    k = max(speed, key=lambda j: (speed[j], -j))
-    return k, speed[k]
+        rng = np.random.default_rng(seed)
+        out.append(np.float64(plain) / seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock=clock))
+    return out
 ''',
         },
         "delegate": {
             "notebook 05's measure from speclab.sweeps in place of the student's clock": '''
 from speclab import sweeps
-def rescue_k(P, Q, k_max, rounds, seed, t_draft, t_target, overhead):
-    s = []
+def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
+    fixed = STEP_FIXED_S if clock == "measured" else 0.0
+    t_d, t_t = fixed + STEP_S_PER_PARAM * draft_params, fixed + STEP_S_PER_PARAM * target_params
+    out = []
     for k in range(1, k_max + 1):
         tokens = sweeps.measure(P, Q, k, rounds, np.random.default_rng(seed))[1]
-        s.append(t_target * tokens / (t_target + k * (t_draft + overhead)))
-    i = max(range(k_max), key=lambda n: (s[n], -n))
-    return i + 1, s[i]
+        out.append(t_t * tokens / (t_t + k * t_d))
+    return out
 ''',
         },
     },
