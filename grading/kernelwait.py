@@ -2,12 +2,19 @@
 
 jupyter_client's asyncio channel waits for a message with a single `socket.poll(timeout)`
 (`AsyncZMQSocketChannel.get_msg`). pyzmq's asyncio sockets learn that a message has arrived from
-the socket's ZMQ_FD, which is edge-triggered: anything that makes libzmq process the socket's
-commands (a send, or a read of ZMQ_EVENTS) clears the edge, and if nobody then looks at the
-socket again, the poll sleeps until its timeout although the message is already in the queue
-(pyzmq #1558 and #2173; nbclient #312 and PR #311 for the same hang in notebook execution). It
-ends with the message found and the run passing, one time limit late: 60 s for nbgrader's cells,
-300 s for grading/execute.py. devtools/benches/stalls.py measures how often.
+the socket's ZMQ_FD, which is edge-triggered: it signals once, when libzmq hands the socket a
+command, and anything that makes libzmq process the socket's commands clears it. If the signal is
+lost, the poll sleeps until its timeout although the message is already there (pyzmq #1558 and
+#2173; nbclient #312 and PR #311 for the same hang in notebook execution). The execution then
+passes, one time limit late: 60 s for nbgrader's cells, 300 s for grading/execute.py.
+
+How we know it is that, and not the kernel (issue 25, measured on 2 cores under load): five of
+163 executions of the course's notebooks stalled. In each, the execute_reply and the cell's IOPub
+messages carried the kernel's send time 59.2-59.6 s (or 18.9 s, at a 20 s limit) before the client
+took them: the kernel had answered at once. A watchdog in the client's event loop ran every 0.5 s
+throughout (longest gap 0.54 s: the loop was not blocked), and found the shell socket's ZMQ_FD not
+readable at every look, with its reader registered in that loop: the wake-up never came. At the
+timeout pyzmq's own zmq_poll(0), which reads the socket's state rather than its FD, found the reply.
 
 The fix here: wait in slices of at most SLICE seconds. A new slice registers a new poll, and pyzmq
 reads ZMQ_EVENTS when it registers one, so a message whose wake-up was lost is found at the next
