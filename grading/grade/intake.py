@@ -52,6 +52,8 @@ class Job:
     releases: dict                     # {notebook name: the released student copy's path}
     cell_timeout: int
     memory_limit: int = 0              # bytes of address space a kernel may use; 0: no limit
+    sandbox: bool = False              # start its kernels in the sandbox (grading/sandbox.py)
+    cpu_limit: int = 0                 # CPU seconds one kernel may use; 0: no limit
 
 
 # ----------------------------------------------------------------------------- the class

@@ -19,8 +19,9 @@ from jupyter_core.utils import run_sync
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern, LimitOutput,
                                     NbGraderPreprocessor, SaveAutoGrades)
-from traitlets import Integer, Unicode
+from traitlets import Bool, Integer, Unicode
 
+from .. import sandbox as sandboxes
 from ..cells import meta as nbgrader_meta
 from . import intake, merge
 
@@ -48,6 +49,12 @@ class RobustExecute(Execute):
 
     memory_limit = Integer(0, help="bytes of address space the kernel may use (0: no limit)").tag(config=True)
     pid_file = Unicode("", help="where to write the kernel's process id (its process group's)").tag(config=True)
+    sandbox = Bool(False, help="start the kernel in the sandbox (grading/sandbox.py)").tag(config=True)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.sandbox:  # nbgrader's Execute passes AsyncKernelManager as an argument, which config cannot change
+            self.kernel_manager_class = sandboxes.SandboxedKernelManager
 
     def preprocess(self, nb, resources=None, km=None):
         self._skip = set()
@@ -65,13 +72,14 @@ class RobustExecute(Execute):
             return
         if self.pid_file:  # the parent kills this process group if the worker is killed at the limit
             Path(self.pid_file).write_text(str(pid))
-        if self.memory_limit:
+        if self.memory_limit and not self.sandbox:  # the sandbox sets it inside, before the kernel starts
             resource.prlimit(pid, resource.RLIMIT_AS, (self.memory_limit, self.memory_limit))
 
     def _kernel_memory(self):
         """The kernel's address space in bytes (what the limit counts), or None if it cannot be read."""
         try:
-            status = Path(f"/proc/{self.km.provisioner.pid}/status").read_text()
+            pid = getattr(self.km, "kernel_pid", None) or self.km.provisioner.pid
+            status = Path(f"/proc/{pid}/status").read_text()
             return int(re.search(r"VmSize:\s+(\d+) kB", status).group(1)) * 1024
         except (OSError, AttributeError, TypeError):
             return None
@@ -175,7 +183,7 @@ PREPROCESSORS = [RobustExecute, IgnorePattern, ClearMetadataPreprocessor, CapOut
                  SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
 
 
-def _config(base, scratch, cell_timeout, memory_limit):
+def _config(base, scratch, cell_timeout, memory_limit, sandbox=False, cpu_limit=0):
     config = base.copy()
     config.CourseDirectory.root = str(scratch / "course")
     config.CourseDirectory.db_url = f"sqlite:///{scratch / 'gradebook.db'}"
@@ -183,19 +191,25 @@ def _config(base, scratch, cell_timeout, memory_limit):
         config.Execute.timeout = int(cell_timeout)
     config.RobustExecute.memory_limit = int(memory_limit or 0)
     config.RobustExecute.pid_file = str(scratch / "kernel.pid")
+    config.RobustExecute.sandbox = bool(sandbox)
+    config.SandboxedKernelManager.memory_limit = int(memory_limit or 0)
+    config.SandboxedKernelManager.cpu_limit = int(cpu_limit or 0)
+    config.SandboxedKernelManager.folder = str(scratch / "kernel")
     config.Autograde.autograde_preprocessors = PREPROCESSORS
     config.GenerateFeedback.exporter_class = FeedbackExporter
     return config
 
 
-def autograde(base_config, scratch, aid, student, cell_timeout=None, memory_limit=0):
+def autograde(base_config, scratch, aid, student, cell_timeout=None, memory_limit=0, sandbox=False, cpu_limit=0):
     """nbgrader's autograde and generate_feedback in the scratch course (through NbGraderAPI, in this
     process); returns the scores it recorded, as plain data."""
     from nbgrader.apps import NbGraderAPI
 
     scratch = Path(scratch)
     os.environ["SPECLAB_COURSE_ROOT"] = str(scratch / "course")
-    config = _config(base_config, scratch, cell_timeout, memory_limit)
+    config = _config(base_config, scratch, cell_timeout, memory_limit, sandbox, cpu_limit)
+    if sandbox:
+        (scratch / "kernel").mkdir(mode=0o700, exist_ok=True)
     api = NbGraderAPI(config=config)
     out = {"success": False}
     graded = api.autograde(aid, student, force=True, create=True)
@@ -307,7 +321,8 @@ def grade_submission(job, base_config):
         before = tree_state(course, skip)
         t = time.perf_counter()
         try:
-            record = autograde(base_config, scratch, aid, student, job.cell_timeout, job.memory_limit)
+            record = autograde(base_config, scratch, aid, student, job.cell_timeout, job.memory_limit,
+                               job.sandbox, job.cpu_limit)
         except Exception as e:  # noqa: BLE001: reported as this submission's failure
             record = {"success": False, "error": f"{type(e).__name__}: {e}"}
         res.timings["nbgrader"] = time.perf_counter() - t
