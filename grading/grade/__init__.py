@@ -147,7 +147,7 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
                     else:  # past the limit, or the worker died: whatever it left in its scratch course
                         res = Result(job.student, job.aid)
                         res.fail(pool.failure(outcome, limit))
-                        merge.publish(root, res, job.scratch)
+                        merge.publish(root, res, job.scratch, job.notebooks)
                         shutil.rmtree(job.scratch, ignore_errors=True)
                     t = clock()
                     merge.record(gb, root, res)
@@ -170,7 +170,7 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
             print(f"could not write grades.csv ({type(e).__name__}: {e}); run `nbgrader export`", flush=True)
     timings["report"] = clock() - t
     if not quiet:
-        print(summary(results, seconds, workers, root), flush=True)
+        print(summary(results, seconds, workers, root, sandbox=bool(sandbox)), flush=True)
     return results
 
 

@@ -17,8 +17,9 @@ from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat.notebooknode import NotebookNode
 from jupyter_core.utils import run_sync
 from nbgrader.api import Gradebook
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern, LimitOutput,
-                                    NbGraderPreprocessor, SaveAutoGrades)
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, Execute, GetGrades,
+                                    IgnorePattern, LimitOutput, NbGraderPreprocessor, SaveAutoGrades)
 from traitlets import Bool, Integer, Unicode
 
 from .. import sandbox as sandboxes
@@ -151,6 +152,71 @@ class CapOutput(NbGraderPreprocessor):
         return cell, resources
 
 
+def test_score(cell):
+    """What a graded test cell scores: 0 if it has any error output, whatever came before it; else its points.
+
+    nbgrader's determine_grade reads the outputs in order and stops at the first execute_result, taking a
+    number in it as partial credit and anything else as full credit: a submission whose code calls
+    sys.displayhook('ok') before failing got full marks. The course's tests never show a result, so here
+    only errors count (and a result or display in a test cell is flagged: runtime_notes)."""
+    points = float(_meta_points(cell))
+    outputs = cell.get("outputs", [])
+    if any(o.get("output_type") == "error" or (o.get("output_type") == "stream" and o.get("name") == "stderr")
+           for o in outputs):
+        return 0.0
+    return points
+
+
+def _meta_points(cell):
+    return nbgrader_meta(cell).get("points", 0)
+
+
+class StrictSaveAutoGrades(SaveAutoGrades):
+    """nbgrader's SaveAutoGrades, with a test cell's score from test_score (solution cells as nbgrader does)."""
+
+    def _add_score(self, cell, resources):
+        meta = nbgrader_meta(cell)
+        if cell.cell_type != "code" or meta.get("solution"):
+            return super()._add_score(cell, resources)
+        grade = self.gradebook.find_grade(meta["grade_id"], self.notebook_id, self.assignment_id, self.student_id)
+        grade.auto_score = test_score(cell)
+        grade.needs_manual_grade = grade.manual_score is not None
+        self.gradebook.db.commit()
+
+
+HIDDEN_BLOCK = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
+REDACTED = "[the grader removed this output: it showed hidden test code]\n"
+
+
+def _output_text(out):
+    parts = [out.get("text", ""), out.get("evalue", ""), "\n".join(out.get("traceback", []) or [])]
+    parts += [v for v in out.get("data", {}).values() if isinstance(v, str)]
+    return "\n".join(p if isinstance(p, str) else "".join(p) for p in parts)
+
+
+class RedactHiddenTests(NbGraderPreprocessor):
+    """Before ClearHiddenTests (which clears their source): an output anywhere in the notebook that shows
+    hidden test code (a marker, or a line of it of 20 characters or more, also as a repr writes it) is
+    replaced by a line saying so. A kernel's history (`In`, `_ih`, `inspect`) holds every test it ran."""
+
+    def preprocess(self, nb, resources):
+        visible = {ln.strip() for c in nb.cells for ln in HIDDEN_BLOCK.sub("", c.source).splitlines()}
+        lines = {ln.strip() for c in nb.cells if nbgrader_meta(c).get("grade")
+                 for block in HIDDEN_BLOCK.findall(c.source) for ln in block.splitlines()}
+        needles = {"BEGIN HIDDEN TESTS", "END HIDDEN TESTS"}
+        for ln in lines - visible:
+            if len(ln) >= 20:
+                needles |= {ln, repr(ln)[1:-1], json.dumps(ln)[1:-1]}
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            for i, out in enumerate(cell.get("outputs", [])):
+                text = _output_text(out)
+                if any(n in text for n in needles):
+                    cell.outputs[i] = NotebookNode(output_type="stream", name="stdout", text=REDACTED)
+        return nb, resources
+
+
 class _CompiledTemplates(jinja2.BytecodeCache):
     """Jinja's compiled templates, kept in memory for the worker's life (keyed by name and source checksum)."""
 
@@ -171,6 +237,7 @@ class FeedbackExporter(HTMLExporter):
     more than rendering it. Only the compiling is shared; each page is rendered by its own exporter."""
 
     compiled = _CompiledTemplates()
+    sanitize_html = Bool(True, help="strip scripts and event handlers from markdown and outputs").tag(config=True)
 
     def _create_environment(self):
         environment = super()._create_environment()
@@ -180,7 +247,9 @@ class FeedbackExporter(HTMLExporter):
 
 # nbgrader's autograde preprocessors, with RobustExecute for Execute and CapOutput before LimitOutput
 PREPROCESSORS = [RobustExecute, IgnorePattern, ClearMetadataPreprocessor, CapOutput, LimitOutput,
-                 SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+                 StrictSaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+# nbgrader_config.py's feedback preprocessors, with RedactHiddenTests before ClearHiddenTests
+FEEDBACK = [GetGrades, RedactHiddenTests, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
 
 
 def _config(base, scratch, cell_timeout, memory_limit, sandbox=False, cpu_limit=0):
@@ -197,6 +266,7 @@ def _config(base, scratch, cell_timeout, memory_limit, sandbox=False, cpu_limit=
     config.SandboxedKernelManager.folder = str(scratch / "kernel")
     config.Autograde.autograde_preprocessors = PREPROCESSORS
     config.GenerateFeedback.exporter_class = FeedbackExporter
+    config.GenerateFeedback.preprocessors = FEEDBACK
     return config
 
 
@@ -290,11 +360,17 @@ def runtime_notes(res, autograded_nb, timeout, memory_limit=0):
                     limit = f"the grader lets a submission use {gib(memory_limit)}" if memory_limit else "no limit set"
                     res.note(f"cell {name} ran out of memory ({limit}): it was stopped with a MemoryError and grading "
                              "went on" + zero)
+                elif "Read-only file system" in evalue or ename == "PermissionError":
+                    res.note(f"cell {name} tried to write outside its working folder ({ename}: {evalue[:120]}); "
+                             "the grader's sandbox let it write nowhere else", flag=True)
                 elif (meta.get("solution") and ename != "NotImplementedError") or ename in (
                         "ImportError", "ModuleNotFoundError", "SyntaxError", "IndentationError"):
                     # an exercise cell that fails, or code that cannot even be imported or parsed;
                     # failing tests and the demo cells below a wrong answer speak for themselves
                     res.note(f"cell {name} raised {ename}: {evalue[:120]}")
+            elif kind in ("execute_result", "display_data") and meta.get("grade") and not meta.get("solution"):
+                res.note(f"test cell {name} showed a result ({kind}), which the course's tests never do: the "
+                         "submission's code displayed something while it was tested", flag=True)
             elif kind == "stream" and TRUNCATED in "".join(out.get("text", "")):
                 res.note(f"cell {name} printed more output than the grader keeps: only the first "
                          f"{MAX_OUTPUT_CHARS:,} characters of each output are shown")
@@ -344,7 +420,7 @@ def grade_submission(job, base_config):
             runtime_notes(res, nb, job.cell_timeout, job.memory_limit)
         res.timings["notes"] = time.perf_counter() - t
     t = time.perf_counter()
-    merge.publish(job.root, res, scratch)
+    merge.publish(job.root, res, scratch, job.notebooks)
     shutil.rmtree(scratch, ignore_errors=True)
     res.timings["publish"] = time.perf_counter() - t
     res.timings["cpu"] = cpu_seconds() - cpu  # the worker's and its kernel's, for `make bench`
