@@ -273,7 +273,7 @@ CASES = [
     Case("edited_locked", "a locked test cell edited (asserts removed, points raised)",
          _locked_edited, full_marks, "edited", True),
     Case("test_made_solution", "a test cell turned into a solution cell, its points raised and its asserts removed",
-         _test_made_solution, full_marks, "type or points changed", True),
+         _test_made_solution, full_marks, "nbgrader type changed", True),
     Case("metadata_removed", "a test cell's nbgrader metadata removed (and its asserts)",
          _metadata_removed, full_marks, "missing", True),
     Case("bad_json", "a cell that is not valid JSON", _bad_json,

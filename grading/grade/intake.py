@@ -167,7 +167,7 @@ def compare_with_release(nb, release):
                    or _meta(sub[g]).get("points", 0) != _meta(c).get("points", 0))]
     # what nbgrader reads a cell as: a test made a solution cell (points raised) would make nbgrader's
     # OverwriteCells fail ("Inconsistent checksums") and zero the notebook; the released cell is put back
-    kind = ("solution", "grade", "locked", "points", "task")
+    kind = ("solution", "grade", "locked", "task")
     retyped = [g for g, c in rel.items() if g in sub and (sub[g].cell_type != c.cell_type or any(
         _meta(sub[g]).get(k) != _meta(c).get(k) for k in kind))]
     for g in retyped:
@@ -190,8 +190,8 @@ def compare_with_release(nb, release):
         notes.append(f"cell(s) {', '.join(unknown)} are not in the current release (a copy of an older release?): "
                      "the submission was graded against the current tests")
     if retyped:
-        notes.append(f"cell(s) {', '.join(retyped)} had their nbgrader type or points changed (a test cell made a "
-                     "solution cell?): the released version was put back and graded")
+        notes.append(f"cell(s) {', '.join(retyped)} had their nbgrader type changed (a test cell made a solution "
+                     "cell, its points raised?): the released version was put back and graded")
     if edited:
         notes.append(f"locked cell(s) {', '.join(edited)} were edited (or come from an older release): the released "
                      "version was put back before grading")
