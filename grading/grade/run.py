@@ -231,13 +231,36 @@ class _CompiledTemplates(jinja2.BytecodeCache):
         self.store[bucket.key] = bucket.bytecode_to_string()
 
 
+# What a feedback page keeps of the HTML a markdown cell renders to (bleach's allow-list, as nbconvert's
+# clean_html, with headings, paragraphs, images and tables): no script, style, iframe or event handler.
+SAFE_TAGS = ["a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em", "h1", "h2",
+             "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "ol", "p", "pre", "s", "span", "strong",
+             "sub", "summary", "sup", "table", "tbody", "td", "th", "thead", "tr", "u", "ul"]
+SAFE_ATTRIBUTES = {"*": ["class", "id", "title", "align"], "a": ["href"], "img": ["src", "alt", "width", "height"],
+                   "td": ["colspan", "rowspan"], "th": ["colspan", "rowspan"]}
+
+
+def clean_html(html):
+    import bleach
+
+    return bleach.clean(html, tags=SAFE_TAGS, attributes=SAFE_ATTRIBUTES,
+                        protocols=["http", "https", "mailto", "data"], strip=True)
+
+
 class FeedbackExporter(HTMLExporter):
     """nbconvert's HTMLExporter (nbgrader's for feedback), whose templates are compiled once per worker:
     nbgrader makes a new exporter per generate_feedback call, and compiling the feedback template cost
-    more than rendering it. Only the compiling is shared; each page is rendered by its own exporter."""
+    more than rendering it. Only the compiling is shared; each page is rendered by its own exporter.
+
+    The page is sanitised: nbconvert's sanitize_html cleans the HTML outputs, and markdown is cleaned
+    here once rendered (nbgrader's feedback template does not ask nbconvert to clean markdown)."""
 
     compiled = _CompiledTemplates()
     sanitize_html = Bool(True, help="strip scripts and event handlers from markdown and outputs").tag(config=True)
+
+    @jinja2.pass_context
+    def markdown2html(self, context, source):
+        return clean_html(super().markdown2html(context, source))
 
     def _create_environment(self):
         environment = super()._create_environment()
