@@ -6,7 +6,8 @@
 
 Your notebook is copied, never modified. The copy is graded by `make grade` itself
 (grading/grade/: the same intake, execution, limits and integrity scan, in a scratch
-course), so the score here is the score the instructor's grading gives. The report
+course, its kernel in the same sandbox where bubblewrap can start; elsewhere one line says
+it runs without), so the score here is the score the instructor's grading gives. The report
 shows, per graded part, the points and the one-line reason for each failure, and the
 grading notes (a cell stopped at the timeout, a line the integrity scan ignored, ...).
 It never shows the hidden tests themselves.
