@@ -316,9 +316,20 @@ def _added_cell(nb, source, at=2):
     return nb
 
 
+WRONG_BODY = "return -1.0  # a wrong answer: the attacks below try to have it pass"
+
+
 def _never_returns(root, aid):
-    """The solved notebook with the break-in exercise raising: a wrong answer the attacks try to pass."""
-    return broken_function(root, aid, "raise ValueError('not done')")
+    """The solved notebook with the break-in exercise returning a wrong value, which the attacks try to pass."""
+    return broken_function(root, aid, WRONG_BODY)
+
+
+def wrong_value(root, aid):
+    """expect(): full marks less the tests that fail when the break-in exercise returns WRONG_BODY's value."""
+    name = break_in(root, aid)
+    score, total = full_marks(root, aid)
+    wrong = f"def {name}(*args, **kwargs):\n    {WRONG_BODY}\n"
+    return score - sum(failing_tests(root, aid, name, wrong).values()), total
 
 
 def _attack_escape(root, aid):
@@ -417,7 +428,7 @@ def _attack_transformer(root, aid):
                "IPython.get_ipython().input_transformers_post.append(lambda lines: [\n"
                "    l.replace('check_close(', '(lambda *a, **k: None)(').replace('check_equal(', '(lambda *a, **k: None)(')\n"
                "    for l in lines])\n\n")
-    return broken_function(root, aid, "raise ValueError('not done')", before=rewrite)
+    return broken_function(root, aid, WRONG_BODY, before=rewrite)
 
 
 def _attack_capture(root, aid):
@@ -440,10 +451,12 @@ def _attack_module(root, aid):
 def _attack_steal(root, aid):
     # 10. the hidden tests read from the course's solutions/ (printed, and copied beside the notebook), and
     # from the kernel's own history, after a test cell ran
-    code = ("import glob, os, shutil\n"
+    code = ("import glob, json, shutil\n"
             "for p in glob.glob('../../../solutions/*/*.ipynb') + glob.glob('/course/../solutions/*/*.ipynb'):\n"
-            "    print(open(p).read())\n"
-            "    shutil.copy(p, 'stolen.ipynb')\n")
+            "    for c in json.load(open(p))['cells']:\n"
+            "        if 'BEGIN HIDDEN TESTS' in ''.join(c['source']):\n"
+            "            print(''.join(c['source']))\n"
+            "    shutil.copy(p, 'stolen.txt')\n")
     nb = _added_cell(solved(root, aid), code)
     first = next(i for i, c in enumerate(nb.cells) if _meta(c).get("grade"))
     nb.cells.insert(first + 1, nbformat.v4.new_code_cell("print(In)"))
@@ -483,15 +496,15 @@ ATTACKS = [
     Case("attack_displayhook", "calls sys.displayhook('ok') inside a wrong exercise", _attack_displayhook,
          losing(None), "", True),
     Case("attack_code", "hands the test helpers to a function that replaces their __code__", _attack_code,
-         losing(None), "", True),
+         wrong_value, "", True),
     Case("attack_shadow", "ships a numpy/ package beside the notebook that silences the test helpers",
-         _attack_shadow, losing(None), "", False),
+         _attack_shadow, wrong_value, "", False),
     Case("attack_transformer", "an IPython input transformer (IPython imported in a solution cell) that rewrites the "
-         "tests", _attack_transformer, losing(None), "", True),
-    Case("attack_capture", "a %%capture cell whose body silences the test helpers", _attack_capture, losing(None),
+         "tests", _attack_transformer, wrong_value, "", True),
+    Case("attack_capture", "a %%capture cell whose body silences the test helpers", _attack_capture, wrong_value,
          "", True),
     Case("attack_module", "writes a module that silences the test helpers to a file and imports it", _attack_module,
-         losing(None), "", False),
+         wrong_value, "", False),
     Case("attack_steal", "reads the hidden tests from solutions/ and from the kernel's history, prints them and "
          "copies the file beside the notebook", _attack_steal, full_marks, "", False),
     Case("attack_disk", f"writes a {ATTACK_DISK_MB} MB file beside the notebook", _attack_disk, full_marks, "", False),

@@ -15,7 +15,7 @@ does not deserve unless it is flagged, no process it started outlives grading, n
 reaches any feedback page, no file but the graded notebook and its page is kept, and the pages are
 sanitised.
 
-Slowest module of the grading tests. SLOW: the class fixture (33 submissions, two of which
+Slowest module of the grading tests. SLOW: the class fixture (32 submissions, two of which
 loop until the timeout and two of which run out of memory).
 """
 import csv
