@@ -454,7 +454,7 @@ def _attack_steal(root, aid):
     code = ("import glob, json, shutil\n"
             "for p in glob.glob('../../../solutions/*/*.ipynb') + glob.glob('/course/../solutions/*/*.ipynb'):\n"
             "    for c in json.load(open(p))['cells']:\n"
-            "        if 'BEGIN HIDDEN TESTS' in ''.join(c['source']):\n"
+            "        if 'BEGIN HIDDEN' + ' TESTS' in ''.join(c['source']):\n"
             "            print(''.join(c['source']))\n"
             "    shutil.copy(p, 'stolen.txt')\n")
     nb = _added_cell(solved(root, aid), code)
