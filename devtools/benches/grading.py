@@ -120,6 +120,9 @@ def bench():
                 for r in results:
                     for step, t in r.timings.items():
                         steps.setdefault(how, {}).setdefault(step, []).append(t)
+                    # a sandboxed kernel is reaped inside its sandbox: its CPU time, read from /proc by the
+                    # grader as it ends, never reaches the fork server's children's times
+                    cpu[how] = cpu.get(how, 0.0) + r.timings.get("sandboxed kernels cpu", 0.0)
                 for step, t in timings.items():
                     runs.setdefault(how, {}).setdefault(step, 0.0)
                     runs[how][step] += t

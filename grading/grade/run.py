@@ -407,15 +407,16 @@ def runtime_notes(res, autograded_nb, timeout, memory_limit=0):
 # ----------------------------------------------------------------------------- one submission, in a worker
 
 def cpu_seconds():
-    """CPU seconds this process and its finished children (kernels) have used."""
-    return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF),
-                                                  resource.getrusage(resource.RUSAGE_CHILDREN)))
+    """CPU seconds this process and its finished children (kernels) have used; a sandboxed kernel's are counted
+    as it ends (sandbox.KERNEL_CPU: it is reaped inside its sandbox)."""
+    return sandboxes.KERNEL_CPU[0] + sum(r.ru_utime + r.ru_stime for r in (
+        resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))
 
 
 def grade_submission(job, base_config):
     """Intake, autograde, feedback and notes for one submission; its autograded notebook and feedback page
     go into the course. Runs in a worker process; returns the Result with the scores to merge."""
-    start, cpu = time.perf_counter(), cpu_seconds()
+    start, cpu, kernels = time.perf_counter(), cpu_seconds(), sandboxes.KERNEL_CPU[0]
     res = intake.prepare(job)
     res.timings["intake"] = time.perf_counter() - start
     scratch, student, aid = Path(job.scratch), job.student, job.aid
@@ -452,5 +453,6 @@ def grade_submission(job, base_config):
     shutil.rmtree(scratch, ignore_errors=True)
     res.timings["publish"] = time.perf_counter() - t
     res.timings["cpu"] = cpu_seconds() - cpu  # the worker's and its kernel's, for `make bench`
+    res.timings["sandboxed kernels cpu"] = sandboxes.KERNEL_CPU[0] - kernels  # in "cpu" too; not in getrusage
     res.seconds = time.perf_counter() - start
     return res
