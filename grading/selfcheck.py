@@ -6,7 +6,8 @@
 
 Your notebook is copied, never modified. The copy is graded by `make grade` itself
 (grading/grade/: the same intake, execution, limits and integrity scan, in a scratch
-course), so the score here is the score the instructor's grading gives. The report
+course, its kernel in the same sandbox where bubblewrap can start; elsewhere one line says
+it runs without), so the score here is the score the instructor's grading gives. The report
 shows, per graded part, the points and the one-line reason for each failure, and the
 grading notes (a cell stopped at the timeout, a line the integrity scan ignored, ...).
 It never shows the hidden tests themselves.
@@ -81,10 +82,21 @@ def _result(root, res):
     return {**out, "parts": parts, "score": sum(p[1] for p in parts), "max": sum(p[2] for p in parts)}
 
 
-def check_many(items, timeout=None, root=None, workers=None, memory_limit=None, progress=None):
+def sandbox_or_say(out=None):
+    """True if the sandbox can start here; else one line saying the check runs without it, and False."""
+    from .sandbox import available
+
+    ok, why = available()
+    if not ok:
+        print(f"note: your notebook runs without the grader's sandbox here ({why})", file=out or sys.stderr)
+    return ok
+
+
+def check_many(items, timeout=None, root=None, workers=None, memory_limit=None, progress=None, sandbox=None):
     """Grade [(aid, notebook path)] through `make grade`'s path, in one scratch course; returns one result
     dict per item, in order (missing notebooks: {"missing": True}). progress(done, total, aid) is called
-    as each is graded."""
+    as each is graded. sandbox: as make grade's (None: where it can start; your own work may run without).
+    """
     from .grade import grade
 
     root = Path(root or course_root())
@@ -112,8 +124,10 @@ def check_many(items, timeout=None, root=None, workers=None, memory_limit=None, 
                 if progress:
                     progress(len(done), len(students), res.aid)
 
+            if sandbox is None:
+                sandbox = sandbox_or_say()
             for res in grade(scratch, workers=workers or min(len(students), os.cpu_count() or 1), cell_timeout=timeout,
-                             memory_limit=memory_limit, quiet=True, export=False, on_result=step):
+                             memory_limit=memory_limit, quiet=True, export=False, on_result=step, sandbox=sandbox):
                 results[students[(res.student, res.aid)]] = _result(scratch, res)
     return results
 

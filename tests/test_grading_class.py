@@ -1,20 +1,26 @@
-"""Grading a whole class with `make grade` (grading/grade/), broken submissions included.
+"""Grading a whole class with `make grade` (grading/grade/), broken and hostile submissions included.
 
 One class is built in a temporary course from notebook 01: four honest students (right,
-blank, two different catalogued mistakes) and one student per broken submission in
-devtools/badsubmissions.CASES, all generated from the notebooks at run time. The class is
-graded once, in parallel, with a 10 s cell timeout and a 2 GiB memory limit. Then, for every
-broken submission: the grading completed, the honest students' scores are exactly what stock
-`nbgrader autograde` gives them alone (sequential, one process), the broken one gets the score
-it deserves and a grading note saying what happened, no file in the course outside the expected
-outputs changed, and the self-check (`make check`) reports every broken submission with the same
-score, cell by cell.
+blank, two different catalogued mistakes), one student per broken submission in
+devtools/badsubmissions.CASES and one per class of attack in devtools/badsubmissions.ATTACKS (issue
+26), all generated from the notebooks at run time. The class is graded once, in parallel, in the
+sandbox (grading/sandbox.py), with a 10 s cell timeout and a 2 GiB memory limit; the course is
+named in the grader's PYTHONPATH and marked as the attacks' target, so that an attack that gets out
+of its kernel acts on this course. Then, for every broken submission: the grading completed, the
+honest students' scores are exactly what stock `nbgrader autograde` gives them alone (sequential,
+one process), the broken one gets the score it deserves and a grading note saying what happened, no
+file in the course outside the expected outputs changed, and the self-check (`make check`) reports
+every broken submission with the same score, cell by cell. For every attack: it earns no point it
+does not deserve unless it is flagged, no process it started outlives grading, no hidden test line
+reaches any feedback page, no file but the graded notebook and its page is kept, and the pages are
+sanitised.
 
-Slowest module of the grading tests. SLOW: the class fixture (19 submissions, two of which
+Slowest module of the grading tests. SLOW: the class fixture (32 submissions, two of which
 loop until the timeout and two of which run out of memory).
 """
 import csv
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -26,8 +32,10 @@ import pytest
 
 from devtools import badsubmissions as bs
 from grading import selfcheck
-from grading.course import REPO, nbgrader, nbgrader_api, release_notebook
-from grading.grade import REPORT, default_memory_limit, grade, parse_size, summary, tree_state
+from devtools.coursework import leaked_hidden_lines
+from grading import sandbox as sandboxes
+from grading.course import REPO, nbgrader, nbgrader_api, release_notebook, source_notebook
+from grading.grade import REPORT, NoSandbox, default_memory_limit, grade, parse_size, summary, tree_state
 from grading.grade.pool import Pool
 from grading.grade.run import gib
 from grading.gradebook import cell_scores, score
@@ -45,6 +53,7 @@ MEMORY_LIMIT = 2 << 30  # a kernel with the course's imports has about 1 GiB of 
 # What grading is expected to write; everything else in the course must be left byte for byte.
 OUTPUTS = ["gradebook.db", "grades.csv", "autograded", "feedback", ".nbgrader.log"]
 CASES = {case.name: case for case in bs.CASES}
+ATTACKS = {case.name: case for case in bs.ATTACKS}
 
 
 @pytest.fixture(scope="module")
@@ -76,21 +85,43 @@ def sequential(course, honest, tmp_path_factory):
     return {student: cell_scores(root, AID, student) for student in honest}
 
 
+def lingering():
+    """Process ids of the processes an attack left behind (badsubmissions.LINGER in their command line)."""
+    found = []
+    for pid in (int(d) for d in os.listdir("/proc") if d.isdigit()):
+        try:
+            if bs.LINGER.encode() in open(f"/proc/{pid}/cmdline", "rb").read():
+                found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
 @pytest.fixture(scope="module")
 def graded(course, honest, tmp_path_factory):
-    """The whole class, broken submissions included, graded in parallel. SLOW: most of this module."""
+    """The whole class, broken and hostile submissions included, graded in parallel. SLOW: most of this module."""
     root = copy_course(course, tmp_path_factory, "class")
+    (root / bs.TARGET).write_text("the attacks in devtools/badsubmissions.py act on this course only\n")
     bs.write_class(root, AID, honest)
     bs.write_class(root, AID, bs.bad_class(root, AID))
+    bs.write_class(root, AID, bs.bad_class(root, AID, bs.ATTACKS))
     before = tree_state(root, OUTPUTS)
-    results = grade(root, workers=2, cell_timeout=CELL_TIMEOUT, memory_limit=MEMORY_LIMIT, quiet=True)
-    after = tree_state(root, OUTPUTS)
-    return root, {r.student: r for r in results}, before, after
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), saved) if p)  # where attack 1 looks
+    try:
+        results = grade(root, workers=2, cell_timeout=CELL_TIMEOUT, memory_limit=MEMORY_LIMIT, quiet=True)
+    finally:
+        os.environ.pop("PYTHONPATH") if saved is None else os.environ.update(PYTHONPATH=saved)
+    time.sleep(2)  # what an attack left running would act now
+    after, left = tree_state(root, OUTPUTS), lingering()
+    for pid in left:  # the test's own clean-up: they were started by this test's grading
+        os.kill(pid, signal.SIGKILL)
+    return root, {r.student: r for r in results}, before, after, left
 
 
 def test_every_submission_gets_a_result(graded, honest):
-    root, results, _, _ = graded
-    assert set(results) == set(honest) | set(CASES)
+    root, results, *_ = graded
+    assert set(results) == set(honest) | set(CASES) | set(ATTACKS)
     unreadable = {name for name, case in CASES.items() if case.note == "could not be read"}
     assert {s for s, r in results.items() if r.status == "failed"} == unreadable, (
         "only the notebooks that cannot be read may fail to grade; everything else must be graded")
@@ -100,7 +131,7 @@ def test_every_submission_gets_a_result(graded, honest):
 
 def test_honest_scores_equal_sequential_nbgrader(graded, sequential):
     """Parallel grading in scratch courses, merged into the gradebook, gives stock nbgrader's scores, cell by cell."""
-    root, results, _, _ = graded
+    root, results, *_ = graded
     for student, cells in sequential.items():
         assert cell_scores(root, AID, student) == cells, f"{student}: parallel and sequential grading disagree"
         assert not results[student].flagged and not results[student].notes, f"{student} was flagged for nothing"
@@ -110,7 +141,7 @@ def test_honest_scores_equal_sequential_nbgrader(graded, sequential):
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_broken_submission(graded, name):
-    root, results, _, _ = graded
+    root, results, *_ = graded
     case, res = CASES[name], results[name]
     assert score(root, AID, name) == case.expect(root, AID), f"{case.what}: wrong score"
     assert (res.score, res.max_score) == case.expect(root, AID)
@@ -122,10 +153,75 @@ def test_broken_submission(graded, name):
     assert page.stat().st_size < 1_000_000, "the feedback page must stay small"
 
 
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_attack_earns_no_unearned_point_unflagged(graded, name):
+    """An attack (issue 26's table) is graded, and scores at most what its work deserves unless it is flagged."""
+    root, results, *_ = graded
+    case, res = ATTACKS[name], results[name]
+    deserved = case.expect(root, AID)
+    assert res.status == "graded", f"{case.what}: {res.why}"
+    assert res.score <= deserved[0] or res.flagged, (
+        f"{case.what}: {res.score:g} points, deserves {deserved[0]:g}, not flagged: {res.notes}")
+    if case.flagged:
+        assert res.flagged, f"{case.what}: should be flagged, notes: {res.notes}"
+
+
+def test_nothing_outlives_grading(graded):
+    """A process a submission starts, detached or not, ends with its sandbox; none acts after grading."""
+    root, _, _, _, left = graded
+    assert not left, f"{len(left)} process(es) started by a submission outlived grading"
+    assert not (root / "written_after_grading.txt").exists()
+
+
+def test_no_hidden_test_reaches_any_feedback(graded):
+    """Only the graded notebook's page is kept in feedback/, and no page shows a hidden test line, whatever the
+    submission read (solutions/, the kernel's history) or copied beside its notebook."""
+    root, results, *_ = graded
+    source = nbformat.read(source_notebook(AID, root), as_version=4)
+    for student in results:
+        folder = root / "feedback" / student / AID
+        assert sorted(p.name for p in folder.iterdir()) == [f"{AID}.html"], f"{student}: {os.listdir(folder)}"
+        leaked = leaked_hidden_lines(folder.joinpath(f"{AID}.html").read_text(), source)
+        assert not leaked, f"{student}'s feedback shows hidden tests: {leaked[:3]}"
+        kept = root / "autograded" / student / AID
+        if kept.is_dir():
+            assert sorted(p.name for p in kept.iterdir()) == [f"{AID}.ipynb"], f"{student}: {os.listdir(kept)}"
+
+
+def test_disk_a_submission_fills_is_bounded(graded):
+    root, *_ = graded
+    size = sum(p.stat().st_size for kind in ("autograded", "feedback")
+               for p in (root / kind / "attack_disk").rglob("*") if p.is_file())
+    assert size < 5_000_000, f"{size:,} bytes kept for a submission that wrote {bs.ATTACK_DISK_MB} MB"
+
+
+def test_feedback_pages_are_sanitised(graded):
+    """A <script> or an event handler in a markdown cell or an output does not reach the feedback page."""
+    root, *_ = graded
+    page = (root / "feedback" / "attack_html" / AID / f"{AID}.html").read_text()
+    assert re.search(r"<[^<>]*\bonerror\s*=", page, re.I) is None, "an event handler reached the page"
+    assert re.search(rf"<script[^>]*>[^<]*{bs.SCRIPT}", page) is None, "a script reached the page"
+    assert "&lt;script&gt;" in page, "the code cell that displays it is shown, escaped"
+
+
+def test_grade_refuses_without_the_sandbox_and_check_says_so(course, monkeypatch, capsys):
+    """Where bwrap cannot start, make grade refuses (unless --no-sandbox) and make check runs without it, saying
+    so in one line. A recorder stands in for grading in the self-check."""
+    monkeypatch.setattr(sandboxes, "available", lambda: (False, "no bwrap in this test"))
+    with pytest.raises(NoSandbox, match="no bwrap in this test"):
+        grade(course, quiet=True)
+    seen = {}
+    monkeypatch.setattr("grading.grade.grade", lambda root, **kwargs: seen.update(kwargs) or [])
+    selfcheck.check_many([(AID, release_notebook(AID, course))], root=course, workers=1)
+    assert seen["sandbox"] is False
+    said = capsys.readouterr().err.strip().splitlines()
+    assert len(said) == 1 and "without the grader's sandbox" in said[0] and "no bwrap in this test" in said[0]
+
+
 def test_selfcheck_reports_every_broken_submission_as_make_grade_scored_it(graded):
     """`make check` reads a graded submission into its report with `selfcheck._result`: on every broken
     kind, as `make grade` graded it here, the report has the same score, cell by cell, and says why."""
-    root, results, _, _ = graded
+    root, results, *_ = graded
     for name, case in CASES.items():
         result = selfcheck._result(root, results[name])
         graded_cells = {gid: got for gid, (got, _) in cell_scores(root, AID, name).items()}
@@ -146,7 +242,7 @@ THROUGH_SELFCHECK = ["wrong_name", "eats_memory"]
 def test_selfcheck_grades_through_make_grade(graded, tmp_path):
     """`make check` on a learner's file grades it by `make grade`'s path, in a scratch course: the same
     score, cell by cell, as the class grading gave it."""
-    root, results, _, _ = graded
+    root, results, *_ = graded
     items = []
     for name in THROUGH_SELFCHECK:
         [(filename, data)] = CASES[name].build(root, AID).items()
@@ -182,13 +278,13 @@ def test_selfcheck_gives_make_grade_its_limits(course, monkeypatch):
 
 def test_nothing_outside_the_outputs_changed(graded):
     """Submissions that delete the gradebook, overwrite solutions and write files only touched a scratch copy."""
-    root, _, before, after = graded
+    root, _, before, after, _ = graded
     assert before == after
     assert not (root / "i_was_here.txt").exists() and not (root / "i_was_here_too.txt").exists()
 
 
 def test_huge_output_is_cut(graded):
-    root, _, _, _ = graded
+    root, *_ = graded
     path = root / "autograded" / "prints_50mb" / AID / f"{AID}.ipynb"
     assert path.stat().st_size < 1_000_000, "50 MB of printing must not reach the autograded notebook"
     nb = nbformat.read(path, as_version=4)
@@ -197,7 +293,7 @@ def test_huge_output_is_cut(graded):
 
 
 def test_report_and_summary(graded):
-    root, results, _, _ = graded
+    root, results, *_ = graded
     rows = (root / REPORT).read_text().splitlines()
     assert len(rows) == len(results) + 1
     text = summary(list(results.values()), 60.0, 2, root)

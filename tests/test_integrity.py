@@ -100,6 +100,64 @@ def greedy_decode(P, ctx, n):
     assert integrity.scan(source(), source()) == [], "the course's own notebook is clean"
 
 
+# Routes to what the tests use that go through the shell, sys or code objects (issue 26): each is flagged with
+# its cell and line wherever the student writes it, and the flagged lines are gone once sanitized.
+SHELL_ROUTES = {
+    "sys.displayhook called": "import sys\nsys.displayhook('ok')\n",
+    "displayhook imported from sys": "from sys import displayhook\ndisplayhook('ok')\n",
+    "sys under another name": "import sys as s\ns.displayhook = print\n",
+    "sys.path changed": "import sys\nsys.path.insert(0, '/tmp')\n",
+    "a test helper's __code__ replaced through a parameter": (
+        "def tidy(*fs):\n    for f in fs:\n        f.__code__ = (lambda *a, **k: None).__code__\ntidy(check_equal)\n"),
+    "a module handed to a function": (
+        "def quiet(m):\n    m.check_equal = lambda *a, **k: None\nimport speclab.checks as c\nquiet(c)\n"),
+    "a function's globals": "check_equal.__globals__['float'] = int\n",
+    "a frame's globals": "import sys\ng = sys._getframe(0).f_globals\n",
+    "IPython imported": "import IPython\nIPython.get_ipython().input_transformers_post.append(lambda ls: ls)\n",
+    "get_ipython imported": "from IPython import get_ipython\nget_ipython().events.register('pre_run_cell', print)\n",
+    "get_ipython as the kernel provides it": "get_ipython().input_transformers_post.append(lambda ls: ls)\n",
+    "a %%capture cell's body": "%%capture\nimport speclab.checks as c\nc.check_equal = lambda *a, **k: None\n",
+    "a %time line's argument": "%time import speclab.checks as c; c.check_equal = lambda *a, **k: None\n",
+    "%%writefile": "%%writefile my_helpers.py\nx = 1\n",
+    "a shell command": "!touch my_file\n",
+    "importlib.util": "import importlib.util\nspec = importlib.util.spec_from_file_location('m', 'm.py')\n",
+    "gc": "import gc\nfor o in gc.get_objects():\n    pass\n",
+}
+SHELL_HONEST = {
+    "%time of the student's own code": "%time my_run = greedy_decode(P, 0, 5)\n",
+    "%%time of the student's own code": "%%time\nmy_run = greedy_decode(P, 0, 5)\n",
+    "%matplotlib inline": "%matplotlib inline\n",
+    "a class that sets its own attributes": (
+        "class Counter:\n    def __init__(self):\n        self.n = 0\n\n    def add(self, k):\n        self.n += k\n"),
+    "a function that fills an array it is handed": "def fill(out, v):\n    out[0] = v\n",
+    "display imported as the course imports it": "from IPython.display import display\ndisplay(1)\n",
+}
+
+
+@pytest.mark.parametrize("route", sorted(SHELL_ROUTES))
+def test_shell_and_code_routes_are_flagged_anywhere_and_removed(route):
+    nb = with_variant(AID, "greedy_decode", WRONG)
+    nb.cells.insert(2, nbformat.v4.new_code_cell(SHELL_ROUTES[route]))
+    findings = integrity.scan(nb, source())
+    assert findings and all(f.cell == 2 for f in findings), f"{route}: {[str(f) for f in findings]}"
+    clean = integrity.sanitize(nb, findings).cells[2].source.splitlines()
+    for f in findings:
+        kept = clean[f.line - 1] if f.line <= len(clean) else ""
+        assert kept.strip().startswith("pass"), f"{route}: line {f.line} was kept: {kept!r}"
+
+
+def test_ipython_imported_in_a_solution_cell_is_flagged():
+    nb = with_variant(AID, "greedy_decode", "import IPython\nIPython.get_ipython()\n" + WRONG)
+    assert any(f.grade_id == "greedy_decode" and "IPython" in f.why for f in integrity.scan(nb, source()))
+
+
+@pytest.mark.parametrize("case", sorted(SHELL_HONEST))
+def test_honest_shell_use_is_not_flagged(case):
+    nb = with_variant(AID, "greedy_decode", RIGHT)
+    nb.cells.insert(len(nb.cells), nbformat.v4.new_code_cell(SHELL_HONEST[case]))
+    assert integrity.scan(nb, source()) == [], case
+
+
 def statements(nb):
     """What the notebook's code cells run, statement by statement. Left out: `pass`, which the scan puts
     where it removed a statement, and a plain `import` of a module the notebook has imported already

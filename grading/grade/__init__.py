@@ -19,7 +19,8 @@ How one class is graded, and why (one module per step):
 3. run (in the worker): intake reads the submission (stray files, unreadable notebooks, cells mended
    for nbgrader, the integrity scan), then nbgrader's autograde and generate_feedback run with two
    steps changed: execution survives interrupt-proof cells and dead kernels, and output is also
-   capped by characters; the kernel's memory is limited. The worker notes what went wrong (a cell
+   capped by characters; the kernel runs in a sandbox (grading/sandbox.py: bubblewrap; no course
+   files, no network, its own processes, limits on memory, CPU, processes and disk). The worker notes what went wrong (a cell
    stopped at the timeout, a locked cell edited, ...) and puts autograded/ and feedback/ into the
    course, with a "Grading notes" box on the feedback page.
 4. merge: the parent merges each worker's scores into the course gradebook, one at a time.
@@ -39,13 +40,27 @@ import time
 import warnings
 from pathlib import Path
 
+from .. import sandbox as sandboxes
 from ..course import REPO, load_config
 from . import intake, merge, pool as pools, report
 from .intake import Job, Result
 from .report import REPORT, summary, write_report
 from .run import GIB, MAX_OUTPUT_CHARS, TRUNCATED, tree_state  # noqa: F401: the package's API
 
-__all__ = ["grade", "main", "Result", "REPORT", "summary", "tree_state", "default_memory_limit", "parse_size"]
+__all__ = ["grade", "main", "Result", "REPORT", "summary", "tree_state", "default_memory_limit", "parse_size",
+           "NoSandbox"]
+
+
+class NoSandbox(SystemExit):
+    """The sandbox cannot start here and grading without it was not asked for (a message, no traceback)."""
+
+
+def refuse_without_sandbox():
+    ok, why = sandboxes.available()
+    if not ok:
+        raise NoSandbox(f"make grade: cannot sandbox the students' code: {why}.\nSubmissions run as you, with your "
+                        "files, processes and network. Install bubblewrap, or, only for submissions you trust, "
+                        "grade without the sandbox: make grade GRADE_ARGS=--no-sandbox")
 
 
 def default_memory_limit(workers):
@@ -69,10 +84,12 @@ def parse_size(text):
 
 
 def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limit=None, memory_limit=None,
-          quiet=False, export=True, on_result=None, timings=None):
+          quiet=False, export=True, on_result=None, timings=None, sandbox=True):
     """Grade every submission in <root>/submitted/ (only the assignment ids in `only`, if given).
 
     memory_limit: bytes of address space a kernel may use (None: default_memory_limit; 0: none).
+    sandbox: run every kernel in the sandbox (grading/sandbox.py); raises NoSandbox if it cannot start
+    here. False runs the students' code as the user who grades (for submissions you trust).
     on_result: called with each Result as it is merged. timings: a dict to fill with the seconds this
     process spent on each step (gradebooks, merge, report). Returns the list of Result, one per
     submission. Never raises for a student's submission.
@@ -84,6 +101,8 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
     clock = time.perf_counter
     root = Path(root)
     warnings.filterwarnings("ignore", message=".*not in session.*")  # nbgrader's harmless SAWarning
+    if sandbox:
+        refuse_without_sandbox()
     pairs = intake.submissions(root, only)
     if not pairs:
         print(f"nothing to grade: put submissions in {root / 'submitted'}/<student>/<assignment>/")
@@ -117,7 +136,7 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
                               for name in names[aid]} for aid in names}
             for n, (student, aid) in enumerate(pairs):
                 pool.schedule(Job(str(root), student, aid, str(tmp / f"{n:05d}"), str(template), names[aid],
-                                  releases[aid], timeout, memory), timeout=limit)
+                                  releases[aid], timeout, memory, bool(sandbox), int(limit)), timeout=limit)
             progress = report.Progress(len(pairs), quiet=quiet)
             from nbgrader.api import Gradebook
 
@@ -128,7 +147,7 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
                     else:  # past the limit, or the worker died: whatever it left in its scratch course
                         res = Result(job.student, job.aid)
                         res.fail(pool.failure(outcome, limit))
-                        merge.publish(root, res, job.scratch)
+                        merge.publish(root, res, job.scratch, job.notebooks)
                         shutil.rmtree(job.scratch, ignore_errors=True)
                     t = clock()
                     merge.record(gb, root, res)
@@ -151,7 +170,7 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
             print(f"could not write grades.csv ({type(e).__name__}: {e}); run `nbgrader export`", flush=True)
     timings["report"] = clock() - t
     if not quiet:
-        print(summary(results, seconds, workers, root), flush=True)
+        print(summary(results, seconds, workers, root, sandbox=bool(sandbox)), flush=True)
     return results
 
 
@@ -166,6 +185,12 @@ def main(argv=None):
     p.add_argument("--memory-limit", type=parse_size, default=None,
                    help="memory (address space) one submission's kernel may use, e.g. 4G or 512M; none for no "
                         "limit (default: the machine's memory divided by the workers, between 1 and 4 GiB)")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run the students' code without the sandbox, as you, with your files, processes and network "
+                        "(only for submissions you trust; the default sandbox needs bubblewrap, Linux)")
     args = p.parse_args(argv)
+    if args.no_sandbox:
+        print("grading WITHOUT the sandbox (--no-sandbox): the submissions' code runs as you", flush=True)
     grade(os.environ.get("SPECLAB_COURSE_ROOT") or REPO, only=args.ids or None, workers=args.workers,
-          cell_timeout=args.cell_timeout, submission_limit=args.submission_limit, memory_limit=args.memory_limit)
+          cell_timeout=args.cell_timeout, submission_limit=args.submission_limit, memory_limit=args.memory_limit,
+          sandbox=not args.no_sandbox)

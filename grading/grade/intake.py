@@ -52,6 +52,8 @@ class Job:
     releases: dict                     # {notebook name: the released student copy's path}
     cell_timeout: int
     memory_limit: int = 0              # bytes of address space a kernel may use; 0: no limit
+    sandbox: bool = False              # start its kernels in the sandbox (grading/sandbox.py)
+    cpu_limit: int = 0                 # CPU seconds one kernel may use; 0: no limit
 
 
 # ----------------------------------------------------------------------------- the class
@@ -163,12 +165,33 @@ def compare_with_release(nb, release):
     edited = [g for g, c in rel.items() if g in sub and _meta(c).get("locked")
               and (sub[g].source.strip() != c.source.strip()
                    or _meta(sub[g]).get("points", 0) != _meta(c).get("points", 0))]
+    # what nbgrader reads a cell as: a test made a solution cell (points raised) would make nbgrader's
+    # OverwriteCells fail ("Inconsistent checksums") and zero the notebook; the released cell is put back
+    kind = ("solution", "grade", "locked", "task")
+    retyped = [g for g, c in rel.items() if g in sub and (sub[g].cell_type != c.cell_type or any(
+        _meta(sub[g]).get(k) != _meta(c).get(k) for k in kind))]
+    for g in retyped:
+        c = sub[g]
+        c.cell_type = rel[g].cell_type
+        c.metadata["nbgrader"] = dict(_meta(rel[g]))
+        if c.cell_type != "code":
+            c.pop("outputs", None)
+            c.pop("execution_count", None)
+        else:
+            c.setdefault("outputs", [])
+            c.setdefault("execution_count", None)
+        if _meta(rel[g]).get("locked") or _meta(rel[g]).get("grade") and not _meta(rel[g]).get("solution"):
+            c.source = rel[g].source
+    edited = [g for g in edited if g not in retyped]
     if missing:
         notes.append(f"test or locked cell(s) {', '.join(missing)} were missing from the submission (deleted, or "
                      "their nbgrader metadata removed): the released version was put back and graded")
     if unknown:
         notes.append(f"cell(s) {', '.join(unknown)} are not in the current release (a copy of an older release?): "
                      "the submission was graded against the current tests")
+    if retyped:
+        notes.append(f"cell(s) {', '.join(retyped)} had their nbgrader type changed (a test cell made a solution "
+                     "cell, its points raised?): the released version was put back and graded")
     if edited:
         notes.append(f"locked cell(s) {', '.join(edited)} were edited (or come from an older release): the released "
                      "version was put back before grading")
@@ -181,13 +204,21 @@ def compare_with_release(nb, release):
                 nb.cells.remove(c)
             else:
                 del c.metadata["nbgrader"]
-    return notes, mended
+    return notes, mended or bool(retyped)
 
 
-def no_links(folder, names):
-    """copytree's ignore: checkpoints, and symbolic links (a link in a submission could point
-    the kernel at the course's own files)."""
-    return [n for n in names if n == ".ipynb_checkpoints" or os.path.islink(os.path.join(folder, n))]
+def other_files(folder):
+    """The submission's files that are not its top-level notebooks (relative paths, sorted; links not followed)."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if d != ".ipynb_checkpoints"]
+        rel = os.path.relpath(dirpath, folder)
+        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            path = os.path.join(dirpath, name)
+            if rel == "." and name.endswith(".ipynb") and not os.path.islink(path):
+                continue
+            out.append(name if rel == "." else f"{rel}/{name}")
+    return sorted(out)
 
 
 def prepare(job):
@@ -200,7 +231,14 @@ def prepare(job):
     found = sorted(p for p in folder.glob("*.ipynb") if p.is_file() and not p.is_symlink())
     course = scratch / "course"
     dest = course / "submitted" / job.student / aid
-    shutil.copytree(folder, dest, ignore=no_links)
+    dest.mkdir(parents=True)
+    for nb in found:
+        shutil.copyfile(nb, dest / nb.name)
+    others = other_files(folder)
+    if others:
+        shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+        res.note(f"files other than notebooks are not used when grading (the notebook runs in an empty folder): "
+                 f"{shown}")
     src = root / "solutions" / aid
     if src.is_dir():
         shutil.copytree(src, course / "solutions" / aid, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))

@@ -5,7 +5,6 @@ import re
 import shutil
 from pathlib import Path
 
-from .intake import no_links
 
 NOTES_START, NOTES_END = "<!-- grading notes -->", "<!-- /grading notes -->"
 
@@ -41,16 +40,21 @@ def write_notes(root, res):
         page.write_text(text, encoding="utf-8")
 
 
-def publish(root, res, scratch):
+def publish(root, res, scratch, names=None):
     """Replace the course's autograded/ and feedback/ folders of this submission by the scratch course's,
-    notes included."""
-    for kind in ("autograded", "feedback"):
+    notes included. Only the graded notebooks (autograded/) and their pages (feedback/) are copied: never
+    another file from the folder a kernel ran in (`names`: the assignment's notebook names; None: every
+    top-level notebook or page)."""
+    for kind, suffix in (("autograded", ".ipynb"), ("feedback", ".html")):
         made = Path(scratch) / "course" / kind / res.student / res.aid
         dest = Path(root) / kind / res.student / res.aid
         if dest.exists():
             shutil.rmtree(dest)
         if made.is_dir():
-            shutil.copytree(made, dest, ignore=no_links)
+            dest.mkdir(parents=True)
+            for path in sorted(made.glob(f"*{suffix}")):
+                if path.is_file() and not path.is_symlink() and (names is None or path.stem in names):
+                    shutil.copyfile(path, dest / path.name)
     pages = any((Path(root) / "feedback" / res.student / res.aid).glob("*.html"))
     if res.status != "failed" and (res.notes or not pages):
         write_notes(root, res)  # a failed one gets its page once merged, with the assignment's points

@@ -41,13 +41,16 @@ class Progress:
         self.stream.flush()
 
 
-def summary(results, seconds, workers, root):
+def summary(results, seconds, workers, root, sandbox=None):
     graded = [r for r in results if r.status == "graded"]
     failed = [r for r in results if r.status == "failed"]
     flagged = [r for r in results if r.flagged]
     rate = len(results) / seconds * 60 if seconds else 0
     lines = [f"graded {len(graded)} of {len(results)} submissions in {seconds:.0f} s with {workers} worker(s) "
              f"({rate:.1f} per minute)"]
+    if sandbox is not None:
+        lines.append("every kernel ran in the sandbox (bubblewrap: grading/sandbox.py)" if sandbox else
+                     "the kernels ran WITHOUT the sandbox (--no-sandbox): as you, with your files and network")
     if failed:
         lines.append(f"failed to grade ({len(failed)}; scored 0 and flagged):")
         lines += [f"  {r.student} {r.aid}: {r.why}" for r in failed]

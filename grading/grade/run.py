@@ -17,11 +17,13 @@ from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat.notebooknode import NotebookNode
 from jupyter_core.utils import run_sync
 from nbgrader.api import Gradebook
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern, LimitOutput,
-                                    NbGraderPreprocessor, SaveAutoGrades)
-from traitlets import Integer, Unicode
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, Execute, GetGrades,
+                                    IgnorePattern, LimitOutput, NbGraderPreprocessor, SaveAutoGrades)
+from traitlets import Bool, Integer, Unicode
 
 from .. import kernelwait
+from .. import sandbox as sandboxes
 from ..cells import meta as nbgrader_meta
 from . import intake, merge
 
@@ -51,6 +53,12 @@ class RobustExecute(Execute):
 
     memory_limit = Integer(0, help="bytes of address space the kernel may use (0: no limit)").tag(config=True)
     pid_file = Unicode("", help="where to write the kernel's process id (its process group's)").tag(config=True)
+    sandbox = Bool(False, help="start the kernel in the sandbox (grading/sandbox.py)").tag(config=True)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.sandbox:  # nbgrader's Execute passes AsyncKernelManager as an argument, which config cannot change
+            self.kernel_manager_class = sandboxes.SandboxedKernelManager
 
     def preprocess(self, nb, resources=None, km=None):
         self._skip = set()
@@ -68,13 +76,14 @@ class RobustExecute(Execute):
             return
         if self.pid_file:  # the parent kills this process group if the worker is killed at the limit
             Path(self.pid_file).write_text(str(pid))
-        if self.memory_limit:
+        if self.memory_limit and not self.sandbox:  # the sandbox sets it inside, before the kernel starts
             resource.prlimit(pid, resource.RLIMIT_AS, (self.memory_limit, self.memory_limit))
 
     def _kernel_memory(self):
         """The kernel's address space in bytes (what the limit counts), or None if it cannot be read."""
         try:
-            status = Path(f"/proc/{self.km.provisioner.pid}/status").read_text()
+            pid = getattr(self.km, "kernel_pid", None) or self.km.provisioner.pid
+            status = Path(f"/proc/{pid}/status").read_text()
             return int(re.search(r"VmSize:\s+(\d+) kB", status).group(1)) * 1024
         except (OSError, AttributeError, TypeError):
             return None
@@ -146,6 +155,76 @@ class CapOutput(NbGraderPreprocessor):
         return cell, resources
 
 
+def test_score(cell):
+    """What a graded test cell scores: 0 if it has any error output, whatever came before it; else its points.
+
+    nbgrader's determine_grade reads the outputs in order and stops at the first execute_result, taking a
+    number in it as partial credit and anything else as full credit: a submission whose code calls
+    sys.displayhook('ok') before failing got full marks. The course's tests never show a result, so here
+    only errors count (and a result or display in a test cell is flagged: runtime_notes)."""
+    points = float(_meta_points(cell))
+    outputs = cell.get("outputs", [])
+    if any(o.get("output_type") == "error" or (o.get("output_type") == "stream" and o.get("name") == "stderr")
+           for o in outputs):
+        return 0.0
+    return points
+
+
+def _meta_points(cell):
+    return nbgrader_meta(cell).get("points", 0)
+
+
+class StrictSaveAutoGrades(SaveAutoGrades):
+    """nbgrader's SaveAutoGrades, with a test cell's score from test_score (solution cells as nbgrader does)."""
+
+    def _add_score(self, cell, resources):
+        meta = nbgrader_meta(cell)
+        if cell.cell_type != "code" or meta.get("solution"):
+            return super()._add_score(cell, resources)
+        grade = self.gradebook.find_grade(meta["grade_id"], self.notebook_id, self.assignment_id, self.student_id)
+        grade.auto_score = test_score(cell)
+        grade.needs_manual_grade = grade.manual_score is not None
+        self.gradebook.db.commit()
+
+
+HIDDEN_BLOCK = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
+REDACTED = "[the grader removed this output: it showed hidden test code]\n"
+
+
+def _output_text(out):
+    parts = [out.get("text", ""), out.get("evalue", ""), "\n".join(out.get("traceback", []) or [])]
+    parts += [v for v in out.get("data", {}).values() if isinstance(v, str)]
+    return "\n".join(p if isinstance(p, str) else "".join(p) for p in parts)
+
+
+class RedactHiddenTests(NbGraderPreprocessor):
+    """Before ClearHiddenTests (which clears their source): an output anywhere in the notebook that shows
+    hidden test code (a marker, or a line of it of 20 characters or more, also as a repr writes it) is
+    replaced by a line saying so. A kernel's history (`In`, `_ih`, `inspect`) holds every test it ran."""
+
+    def preprocess(self, nb, resources):
+        visible = {ln.strip() for c in nb.cells for ln in HIDDEN_BLOCK.sub("", c.source).splitlines()}
+        lines = {ln.strip() for c in nb.cells if nbgrader_meta(c).get("grade")
+                 for block in HIDDEN_BLOCK.findall(c.source) for ln in block.splitlines()}
+        needles = {"BEGIN HIDDEN TESTS", "END HIDDEN TESTS"}
+        for ln in lines - visible:
+            if len(ln) >= 20:
+                needles |= {ln, repr(ln)[1:-1], json.dumps(ln)[1:-1]}
+        for cell in nb.cells:
+            if not nbgrader_meta(cell).get("grade") or nbgrader_meta(cell).get("solution"):
+                # nbgrader's ClearHiddenTests reads every cell: the marker's text in a student's own cell made it
+                # fail ("No end hidden tests statement found") and the page was not written
+                for marker in ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"):
+                    cell.source = cell.source.replace(marker, marker.replace(" ", "-"))
+            if cell.cell_type != "code":
+                continue
+            for i, out in enumerate(cell.get("outputs", [])):
+                text = _output_text(out)
+                if any(n in text for n in needles):
+                    cell.outputs[i] = NotebookNode(output_type="stream", name="stdout", text=REDACTED)
+        return nb, resources
+
+
 class _CompiledTemplates(jinja2.BytecodeCache):
     """Jinja's compiled templates, kept in memory for the worker's life (keyed by name and source checksum)."""
 
@@ -160,12 +239,36 @@ class _CompiledTemplates(jinja2.BytecodeCache):
         self.store[bucket.key] = bucket.bytecode_to_string()
 
 
+# What a feedback page keeps of the HTML a markdown cell renders to (bleach's allow-list, as nbconvert's
+# clean_html, with headings, paragraphs, images and tables): no script, style, iframe or event handler.
+SAFE_TAGS = ["a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em", "h1", "h2",
+             "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "ol", "p", "pre", "s", "span", "strong",
+             "sub", "summary", "sup", "table", "tbody", "td", "th", "thead", "tr", "u", "ul"]
+SAFE_ATTRIBUTES = {"*": ["class", "id", "title", "align"], "a": ["href"], "img": ["src", "alt", "width", "height"],
+                   "td": ["colspan", "rowspan"], "th": ["colspan", "rowspan"]}
+
+
+def clean_html(html):
+    import bleach
+
+    return bleach.clean(html, tags=SAFE_TAGS, attributes=SAFE_ATTRIBUTES,
+                        protocols=["http", "https", "mailto", "data"], strip=True)
+
+
 class FeedbackExporter(HTMLExporter):
     """nbconvert's HTMLExporter (nbgrader's for feedback), whose templates are compiled once per worker:
     nbgrader makes a new exporter per generate_feedback call, and compiling the feedback template cost
-    more than rendering it. Only the compiling is shared; each page is rendered by its own exporter."""
+    more than rendering it. Only the compiling is shared; each page is rendered by its own exporter.
+
+    The page is sanitised: nbconvert's sanitize_html cleans the HTML outputs, and markdown is cleaned
+    here once rendered (nbgrader's feedback template does not ask nbconvert to clean markdown)."""
 
     compiled = _CompiledTemplates()
+    sanitize_html = Bool(True, help="strip scripts and event handlers from markdown and outputs").tag(config=True)
+
+    @jinja2.pass_context
+    def markdown2html(self, context, source):
+        return clean_html(super().markdown2html(context, source))
 
     def _create_environment(self):
         environment = super()._create_environment()
@@ -175,10 +278,12 @@ class FeedbackExporter(HTMLExporter):
 
 # nbgrader's autograde preprocessors, with RobustExecute for Execute and CapOutput before LimitOutput
 PREPROCESSORS = [RobustExecute, IgnorePattern, ClearMetadataPreprocessor, CapOutput, LimitOutput,
-                 SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+                 StrictSaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+# nbgrader_config.py's feedback preprocessors, with RedactHiddenTests before ClearHiddenTests
+FEEDBACK = [GetGrades, RedactHiddenTests, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
 
 
-def _config(base, scratch, cell_timeout, memory_limit):
+def _config(base, scratch, cell_timeout, memory_limit, sandbox=False, cpu_limit=0):
     config = base.copy()
     config.CourseDirectory.root = str(scratch / "course")
     config.CourseDirectory.db_url = f"sqlite:///{scratch / 'gradebook.db'}"
@@ -186,19 +291,26 @@ def _config(base, scratch, cell_timeout, memory_limit):
         config.Execute.timeout = int(cell_timeout)
     config.RobustExecute.memory_limit = int(memory_limit or 0)
     config.RobustExecute.pid_file = str(scratch / "kernel.pid")
+    config.RobustExecute.sandbox = bool(sandbox)
+    config.SandboxedKernelManager.memory_limit = int(memory_limit or 0)
+    config.SandboxedKernelManager.cpu_limit = int(cpu_limit or 0)
+    config.SandboxedKernelManager.folder = str(scratch / "kernel")
     config.Autograde.autograde_preprocessors = PREPROCESSORS
     config.GenerateFeedback.exporter_class = FeedbackExporter
+    config.GenerateFeedback.preprocessors = FEEDBACK
     return config
 
 
-def autograde(base_config, scratch, aid, student, cell_timeout=None, memory_limit=0):
+def autograde(base_config, scratch, aid, student, cell_timeout=None, memory_limit=0, sandbox=False, cpu_limit=0):
     """nbgrader's autograde and generate_feedback in the scratch course (through NbGraderAPI, in this
     process); returns the scores it recorded, as plain data."""
     from nbgrader.apps import NbGraderAPI
 
     scratch = Path(scratch)
     os.environ["SPECLAB_COURSE_ROOT"] = str(scratch / "course")
-    config = _config(base_config, scratch, cell_timeout, memory_limit)
+    config = _config(base_config, scratch, cell_timeout, memory_limit, sandbox, cpu_limit)
+    if sandbox:
+        (scratch / "kernel").mkdir(mode=0o700, exist_ok=True)
     api = NbGraderAPI(config=config)
     out = {"success": False}
     graded = api.autograde(aid, student, force=True, create=True)
@@ -279,11 +391,17 @@ def runtime_notes(res, autograded_nb, timeout, memory_limit=0):
                     limit = f"the grader lets a submission use {gib(memory_limit)}" if memory_limit else "no limit set"
                     res.note(f"cell {name} ran out of memory ({limit}): it was stopped with a MemoryError and grading "
                              "went on" + zero)
+                elif "Read-only file system" in evalue or ename == "PermissionError":
+                    res.note(f"cell {name} tried to write outside its working folder ({ename}: {evalue[:120]}); "
+                             "the grader's sandbox let it write nowhere else", flag=True)
                 elif (meta.get("solution") and ename != "NotImplementedError") or ename in (
                         "ImportError", "ModuleNotFoundError", "SyntaxError", "IndentationError"):
                     # an exercise cell that fails, or code that cannot even be imported or parsed;
                     # failing tests and the demo cells below a wrong answer speak for themselves
                     res.note(f"cell {name} raised {ename}: {evalue[:120]}")
+            elif kind in ("execute_result", "display_data") and meta.get("grade") and not meta.get("solution"):
+                res.note(f"test cell {name} showed a result ({kind}), which the course's tests never do: the "
+                         "submission's code displayed something while it was tested", flag=True)
             elif kind == "stream" and TRUNCATED in "".join(out.get("text", "")):
                 res.note(f"cell {name} printed more output than the grader keeps: only the first "
                          f"{MAX_OUTPUT_CHARS:,} characters of each output are shown")
@@ -292,15 +410,16 @@ def runtime_notes(res, autograded_nb, timeout, memory_limit=0):
 # ----------------------------------------------------------------------------- one submission, in a worker
 
 def cpu_seconds():
-    """CPU seconds this process and its finished children (kernels) have used."""
-    return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF),
-                                                  resource.getrusage(resource.RUSAGE_CHILDREN)))
+    """CPU seconds this process and its finished children (kernels) have used; a sandboxed kernel's are counted
+    as it ends (sandbox.KERNEL_CPU: it is reaped inside its sandbox)."""
+    return sandboxes.KERNEL_CPU[0] + sum(r.ru_utime + r.ru_stime for r in (
+        resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))
 
 
 def grade_submission(job, base_config):
     """Intake, autograde, feedback and notes for one submission; its autograded notebook and feedback page
     go into the course. Runs in a worker process; returns the Result with the scores to merge."""
-    start, cpu = time.perf_counter(), cpu_seconds()
+    start, cpu, kernels = time.perf_counter(), cpu_seconds(), sandboxes.KERNEL_CPU[0]
     res = intake.prepare(job)
     res.timings["intake"] = time.perf_counter() - start
     scratch, student, aid = Path(job.scratch), job.student, job.aid
@@ -310,7 +429,8 @@ def grade_submission(job, base_config):
         before = tree_state(course, skip)
         t = time.perf_counter()
         try:
-            record = autograde(base_config, scratch, aid, student, job.cell_timeout, job.memory_limit)
+            record = autograde(base_config, scratch, aid, student, job.cell_timeout, job.memory_limit,
+                               job.sandbox, job.cpu_limit)
         except Exception as e:  # noqa: BLE001: reported as this submission's failure
             record = {"success": False, "error": f"{type(e).__name__}: {e}"}
         res.timings["nbgrader"] = time.perf_counter() - t
@@ -332,9 +452,10 @@ def grade_submission(job, base_config):
             runtime_notes(res, nb, job.cell_timeout, job.memory_limit)
         res.timings["notes"] = time.perf_counter() - t
     t = time.perf_counter()
-    merge.publish(job.root, res, scratch)
+    merge.publish(job.root, res, scratch, job.notebooks)
     shutil.rmtree(scratch, ignore_errors=True)
     res.timings["publish"] = time.perf_counter() - t
     res.timings["cpu"] = cpu_seconds() - cpu  # the worker's and its kernel's, for `make bench`
+    res.timings["sandboxed kernels cpu"] = sandboxes.KERNEL_CPU[0] - kernels  # in "cpu" too; not in getrusage
     res.seconds = time.perf_counter() - start
     return res

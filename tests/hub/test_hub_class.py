@@ -351,6 +351,8 @@ def test_one_class_on_a_real_hub(world):
             graded = run_as(world, "instructor", ["make", "--no-print-directory", "-o", "setup", "grade",
                                                   f"GRADE_ARGS={AID}"])
             step("collect + make grade (3 submissions)")
+            assert "every kernel ran in the sandbox" in graded.stdout, (
+                "make grade on the hub must sandbox the students' kernels (bubblewrap)", graded.stdout[-2000:])
             assert (course / "grades.csv").stat().st_uid == hub_.uid(acc.names["instructor"])
             full, total = bs.full_marks(REPO, AID)
             lost = sum(bs.failing_tests(REPO, AID, func, mistake).values())

@@ -1,305 +1,21 @@
-"""Integrity scan: find student code that tampers with what the graded tests rely on,
-or that hands an exercise's work to a course helper.
+"""What a name in a notebook can hold: the course helpers it reaches, followed through the student's code.
 
-Graded tests run in the student's kernel after the student's code, so a solution
-cell could replace what the tests call. This scan reads every code cell that is not
-the course's own (new cells and edited ones) and flags, with the cell and the line:
-
-  - an assignment into a module or into builtins   (np.isclose = ..., builtins.abs = ...)
-  - setattr / delattr / exec / eval / __import__ / globals() / sys.modules
-  - a top-level rebinding of a name the tests use  (check_close = ..., del np, P = ...)
-  - a use of the course's reference version of an exercise
-    (from speclab.speculative import residual, or speculative.residual(...))
-  - delegation: a solution cell that uses a course helper (any function, class or method
-    reachable from the speclab package: under any name, through a module attribute, a
-    class, a method, getattr or importlib, or a function of the student's own that uses
-    one) which is not on its exercise's allow-list. The allow-list is the solution cell's
-    first line in the SOURCE notebook, `# Helpers you may call: a, b` (or `none`); a cell
-    without that line may call no helper. The student's own exercises are not helpers.
-
-`sanitize` returns a copy of the notebook with each flagged statement replaced by
-`pass`, so a tampering submission is graded on its own merits: whatever the
-tampering was meant to hide shows up as a failed test, and a delegated exercise
-loses its points.
+A "course helper" is any callable reachable from the speclab package (a function, a class, a
+method, a callable instance). Names are resolved to the real objects by importing speclab
+here, so data (V, TOKENS, COLORS, tables) is never a helper, and a helper is recognised under
+any name: `from speclab import costs as c; c.best_k`, `f = temper`, `getattr(costs, "best_k")`,
+`importlib.import_module("speclab.costs")`, `ngram.NGram(...)(ctx)`, a function of the
+student's own (in any cell) that calls one. Bindings are collected from every cell, in any
+order (a function looks its globals up when it is called, not when it is defined).
 """
 import ast
 import builtins
-import copy
-import functools
 import importlib
 import inspect
-import re
-import symtable
 import types
-from dataclasses import dataclass
 
-import nbformat
-
-from .cells import meta as _nbgrader  # one reader of nbgrader's cell metadata (grading/cells.py)
-
-BUILTIN_MODULES = {"builtins", "__builtins__", "sys", "importlib", "speclab"}
-DANGEROUS_CALLS = {"setattr", "delattr", "exec", "eval", "compile", "__import__", "globals", "vars"}
-ALLOW_LINE = re.compile(r"^[ \t]*#[ \t]*Helpers you may call:[ \t]*(.*?)[ \t]*$", re.M | re.I)
-DELEGATES = "hands the work to the course helper"  # how every delegation finding begins
-
-
-@dataclass(frozen=True)
-class Finding:
-    cell: int          # index of the cell in the notebook
-    grade_id: str      # the solution cell's id, or "" for a cell the student added
-    line: int          # line number inside the cell
-    code: str          # that line
-    why: str
-    kind: str = "tamper"  # "tamper", or "delegate": the work handed to a course helper
-
-    def __str__(self):
-        where = f"cell {self.cell}" + (f" ({self.grade_id})" if self.grade_id else " (added by the student)")
-        return f"{where}, line {self.line}: {self.why}: `{self.code.strip()}`"
-
-
-def course_context(source_nb):
-    """What the course's own cells provide: trusted sources, protected names, exercise names."""
-    trusted, protected, modules, exercises = set(), set(), set(BUILTIN_MODULES), set()
-    for cell in source_nb.cells:
-        if cell.cell_type != "code":
-            continue
-        meta = _nbgrader(cell)
-        tree = _parse(cell.source)
-        if meta.get("solution"):
-            exercises |= {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))} if tree else set()
-            continue
-        trusted.add(cell.source.strip())
-        if tree is None:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                for alias in node.names:
-                    bound = (alias.asname or alias.name).split(".")[0]
-                    modules.add(bound)
-                    protected.add(bound)
-        if meta.get("grade"):
-            protected |= free_names(cell.source)
-    protected -= exercises
-    protected = {n for n in protected if not n.startswith("_")}  # test-local scratch names
-    return trusted, protected, modules, exercises
-
-
-def free_names(src):
-    """Names a cell reads from the notebook's namespace without binding them itself."""
-    top = symtable.symtable(src, "<cell>", "exec")
-    names = {s.get_name() for s in top.get_symbols() if s.is_referenced() and not s.is_assigned()
-             and not s.is_imported()}
-    stack = list(top.get_children())
-    while stack:
-        table = stack.pop()
-        stack.extend(table.get_children())
-        if table.get_type() == "function":
-            assigned = {s.get_name() for s in top.get_symbols() if s.is_assigned()}
-            names |= set(table.get_globals()) - assigned
-    return names
-
-
-@functools.lru_cache(maxsize=4096)  # the same course cells come with every submission; trees are read, never changed
-def _parse(src):
-    """The cell's syntax tree, line numbers as in the cell; None if IPython could not run it either.
-
-    A cell with IPython syntax (`%time`, `!ls`, `x?`) is parsed as IPython runs it (each magic
-    becomes a get_ipython() call on its own line), so a magic cannot hide a cell from the scan.
-    """
-    try:
-        return ast.parse(src)
-    except SyntaxError:
-        pass
-    try:
-        from IPython.core.inputtransformer2 import TransformerManager
-        tree = ast.parse(TransformerManager().transform_cell(src))
-    except Exception:  # not Python, not IPython: the cell fails in the kernel too
-        return None
-    lines = src.splitlines()
-    blank = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
-    ast.increment_lineno(tree, blank)  # IPython drops the leading blank lines
-    return tree
-
-
-def _cell_magic(src):
-    """True if the cell starts with a cell magic (%%time ...): IPython runs it as one statement."""
-    return src.lstrip().startswith("%%")
-
-
-def _statement_lines(tree):
-    """{line: the first line of the innermost statement that contains it} (decorators included)."""
-    where = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.stmt):
-            start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-            for line in range(start, (node.end_lineno or node.lineno) + 1):
-                if where.get(line, 0) <= node.lineno:
-                    where[line] = node.lineno
-    return where
-
-
-def _root(node):
-    while isinstance(node, (ast.Attribute, ast.Subscript)):
-        node = node.value
-    if isinstance(node, ast.Call):  # globals()[...] = ..., vars(np)[...] = ...
-        return getattr(node.func, "id", None)
-    return node.id if isinstance(node, ast.Name) else None
-
-
-def _targets(stmt):
-    if isinstance(stmt, ast.Assign):
-        return stmt.targets
-    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
-        return [stmt.target]
-    if isinstance(stmt, ast.Delete):
-        return stmt.targets
-    return []
-
-
-def _flatten(targets):
-    for t in targets:
-        if isinstance(t, (ast.Tuple, ast.List)):
-            yield from _flatten(t.elts)
-        elif isinstance(t, ast.Starred):
-            yield from _flatten([t.value])
-        else:
-            yield t
-
-
-def _import_origins(tree):
-    """{name: (module, attribute or None)} for every name a cell's imports bind."""
-    out = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                out.setdefault(a.asname or a.name.split(".")[0], set()).add(
-                    (a.name if a.asname else a.name.split(".")[0], None))
-        elif isinstance(node, ast.ImportFrom) and not node.level:
-            for a in node.names:
-                out.setdefault(a.asname or a.name, set()).add((node.module, a.name))
-    return out
-
-
-def course_imports(source_nb):
-    """{name: origins} of what the course's own cells import: importing the same again is harmless."""
-    out = {}
-    for cell in source_nb.cells:
-        if cell.cell_type == "code" and not _nbgrader(cell).get("solution"):
-            tree = _parse(cell.source)
-            for name, origins in (_import_origins(tree) if tree else {}).items():
-                out.setdefault(name, set()).update(origins)
-    return out
-
-
-def scan_cell(src, protected, modules, exercises, imports=None):
-    """[(line, why)] for one cell's source (imports: course_imports, re-imports of which are harmless)."""
-    tree = _parse(src)
-    if tree is None:
-        return []
-    found = []
-    modules = set(modules)
-    for node in ast.walk(tree):  # modules the cell imports itself are modules too
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            modules |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    for node in ast.walk(tree):
-        for t in _flatten(_targets(node)):
-            root = _root(t)
-            if isinstance(t, (ast.Attribute, ast.Subscript)) and root in modules | {"globals", "vars"}:
-                verb = "deletes from" if isinstance(node, ast.Delete) else "assigns into"
-                found.append((node.lineno, f"{verb} `{root}`, which the tests use"))
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in DANGEROUS_CALLS:
-            found.append((node.lineno, f"calls {node.func.id}(), which can change what the tests see"))
-        if isinstance(node, ast.Attribute) and node.attr == "modules" and _root(node) == "sys":
-            found.append((node.lineno, "touches sys.modules"))
-        if isinstance(node, ast.Attribute) and node.attr in exercises and _root(node) in modules:
-            found.append((node.lineno, f"uses the course's reference {node.attr} instead of writing it"))
-        if isinstance(node, ast.Global):
-            hit = sorted(set(node.names) & protected)
-            if hit:
-                found.append((node.lineno, f"declares {', '.join(hit)} global, which the tests use"))
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("speclab"):
-            hit = sorted({a.name for a in node.names} & exercises)
-            if hit:
-                found.append((node.lineno, f"imports the course's reference {', '.join(hit)} instead of writing it"))
-    for stmt in tree.body:  # top-level rebinding of a name the tests rely on
-        names = set()
-        for t in _flatten(_targets(stmt)):
-            if isinstance(t, ast.Name):
-                names.add(t.id)
-        if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
-            names.add(stmt.name)
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).split(".")[0] for a in stmt.names}
-            names -= {"numpy", "np", "math"}  # re-importing the same modules is harmless
-            same = _import_origins(stmt)  # ... and so is importing what the course imports, the same way
-            names -= {n for n, origins in same.items() if origins <= (imports or {}).get(n, set())}
-        hit = sorted(names & protected)
-        if hit:
-            found.append((stmt.lineno, f"rebinds {', '.join(hit)}, which the tests use"))
-    at = _statement_lines(tree)  # a finding names the statement that sanitize removes
-    return sorted({(at.get(line, line), why) for line, why in found})
-
-
-# ---------------------------------------------------------------------------------------------
-# Delegation: a solution cell may use only the course helpers its exercise allows.
-#
-# A "course helper" is any callable reachable from the speclab package (a function, a class, a
-# method, a callable instance). Names are resolved to the real objects by importing speclab
-# here, so data (V, TOKENS, COLORS, tables) is never a helper, and a helper is recognised under
-# any name: `from speclab import costs as c; c.best_k`, `f = temper`, `getattr(costs, "best_k")`,
-# `importlib.import_module("speclab.costs")`, `ngram.NGram(...)(ctx)`, a function of the
-# student's own (in any cell) that calls one. Bindings are collected from every cell, in any
-# order (a function looks its globals up when it is called, not when it is defined).
-# ---------------------------------------------------------------------------------------------
-
-
-def allow_line(src):
-    """The names on a cell's `# Helpers you may call:` line: a tuple (() for none); None if absent."""
-    m = ALLOW_LINE.search(src)
-    if m is None:
-        return None
-    text = m.group(1).strip().rstrip(".")
-    if text.lower() in ("none", ""):
-        return ()
-    return tuple(e.strip() for e in text.split(",") if e.strip())
-
-
-def _solution_cells(nb):
-    return [(i, c) for i, c in enumerate(nb.cells)
-            if c.cell_type == "code" and _nbgrader(c).get("solution") and not _nbgrader(c).get("grade")]
-
-
-def allow_lists(source_nb):
-    """{grade_id: the helpers that exercise may call}, read from the source notebook's solution cells.
-
-    A solution cell without the line may call no helper (tests/test_integrity.py names it).
-    """
-    return {_nbgrader(c).get("grade_id", ""): allow_line(c.source) or () for _, c in _solution_cells(source_nb)}
-
-
-def missing_allow_lines(source_nb):
-    """[(cell index, grade_id)] of solution cells whose first line is not `# Helpers you may call: ...`."""
-    out = []
-    for i, c in _solution_cells(source_nb):
-        first = next((line for line in c.source.splitlines() if line.strip()), "")
-        if allow_line(first) is None:
-            out.append((i, _nbgrader(c).get("grade_id", "")))
-    return out
-
-
-def unresolved_allow_entries(source_nb):
-    """[(grade_id, entry)] for allow-list entries that name no course helper the notebook binds
-    (the notebook's own exercises may be listed too: they are the student's, always allowed)."""
-    course = _Analysis()
-    course.add_source(source_nb, solutions_as_course=True)
-    out = []
-    for gid, names in allow_lists(source_nb).items():
-        for name in names:
-            if name not in course.exercises and not any(r.kind in ("helper", "instance")
-                                                        for r in course.resolve_name(name)):
-                out.append((gid, name))
-    return out
-
+from ..cells import meta as _nbgrader
+from .syntax import _MISSING, _cached, _const, _parse, _source_key
 
 class _Ref:
     """What an expression may hold, as far as the scan is concerned.
@@ -331,10 +47,13 @@ class _Scope:
         self.bindings, self.declared_global, self.stars = {}, set(), []
 
 
-_MISSING = object()
 _NEW_SCOPE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
               ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
 _HARMLESS_DUNDERS = {"__name__", "__qualname__", "__doc__", "__module__"}
+
+
 _IPYTHON = ("uses IPython (a magic, a shell command or get_ipython()), which the integrity scan "
             "cannot read (write exercises in plain Python)")
 
@@ -383,10 +102,6 @@ def _statements(stmts):
                 yield from _statements(handler.body)
 
 
-def _const(node):
-    return node.value if isinstance(node, ast.Constant) else _MISSING
-
-
 def _speclab_module(name):
     """The speclab module of that name (imported), or None for anything else."""
     if not isinstance(name, str) or not (name == "speclab" or name.startswith("speclab.")):
@@ -423,6 +138,9 @@ def _classify(obj, label, owners=()):
     if callable(obj) and _is_speclab_name(mod):
         return _Ref("helper", obj, label, owners)
     return _Ref("value", obj, label, owners)
+
+
+_COURSE = {}   # the course cells' bindings, per source notebook
 
 
 class _Analysis:
@@ -811,195 +529,3 @@ class _Analysis:
         if _seen is None:
             self._carried[key] = found
         return found
-
-
-_ALLOWED, _COURSE, _CONTEXT, _IMPORTS = {}, {}, {}, {}
-
-
-def _source_key(source_nb):
-    return tuple((c.cell_type, c.source, _nbgrader(c).get("grade_id"), bool(_nbgrader(c).get("solution")),
-                  bool(_nbgrader(c).get("grade"))) for c in source_nb.cells)
-
-
-def _cached(cache, key, make):
-    """make() once per source notebook: every submission of an assignment comes with the same source."""
-    if key not in cache:
-        if len(cache) > 64:
-            cache.clear()
-        cache[key] = make()
-    return cache[key]
-
-
-def _allowed_objects(source_nb):
-    """(allow_lists, {grade_id: ids of the objects it allows})."""
-    return _cached(_ALLOWED, _source_key(source_nb), lambda: _make_allowed(source_nb))
-
-
-def _make_allowed(source_nb):
-    lists = allow_lists(source_nb)
-    course = _Analysis()
-    course.add_source(source_nb, solutions_as_course=True)
-    allowed = {gid: {id(r.obj) for name in names for r in course.resolve_name(name)
-                     if r.kind in ("helper", "instance", "module")} for gid, names in lists.items()}
-    return lists, allowed
-
-
-def _allowed(ref, allowed_ids):
-    if ref.kind in ("helper", "module"):
-        return id(ref.obj) in allowed_ids or any(inspect.isclass(o) and id(o) in allowed_ids for o in ref.owners)
-    if ref.kind == "instance":
-        return id(ref.obj) in allowed_ids
-    return False
-
-
-def _named(ref, written):
-    if ref.kind == "instance":
-        return f"`{written}` (an instance of {_qual(ref.obj)})"
-    if ref.kind == "module":
-        return f"the course module {ref.obj.__name__} (`{written}`)"
-    return f"`{written}` ({_qual(ref.obj)})"
-
-
-def _top_bound_names(stmt):
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [stmt.name]
-    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        return [a.asname or a.name.split(".")[0] for a in stmt.names]
-    names = []
-    for t in _flatten(_targets(stmt)):
-        if isinstance(t, ast.Name):
-            names.append(t.id)
-    return names
-
-
-class _Delegation:
-    """The delegation findings of one submission, against its source notebook's allow-lists."""
-
-    def __init__(self, submission_nb, source_nb, skip):
-        self.lists, self.allowed = _allowed_objects(source_nb)
-        self.an = _Analysis()
-        self.an.add_source(source_nb)
-        self.trees = {}
-        for i, cell in enumerate(submission_nb.cells):
-            if i in skip or cell.cell_type != "code":
-                continue
-            tree = _parse(cell.source)
-            if tree is not None:
-                self.trees[i] = tree
-                self.an.add_tree(tree, i, course=False)
-
-    def _rule(self, gid):
-        names = self.lists.get(gid, ())
-        return f"; {gid} may call only: {', '.join(names)}" if names else f"; {gid} may call no course helper"
-
-    def findings(self, i, grade_id):
-        """[(line, why)] for cell i of the submission."""
-        tree = self.trees.get(i)
-        if tree is None:
-            return []
-        found = []
-        cell_gid = grade_id if grade_id in self.lists else None
-        for stmt in tree.body:
-            bound = [n for n in _top_bound_names(stmt) if n in self.an.exercises]
-            gid = self.an.exercises[bound[0]] if bound else cell_gid
-            if gid is not None and isinstance(stmt, (ast.Import, ast.ImportFrom)):  # `import ... as <exercise>`
-                for name in bound:
-                    for b in self.an.glob.bindings.get(name, []):
-                        for r in self.an._binding_refs(b, name) if b.cell == i else []:
-                            if r.kind in ("helper", "instance", "module") and not _allowed(r, self.allowed[gid]):
-                                found.append((stmt.lineno, f"{DELEGATES} {_named(r, r.label)} as `{name}`"
-                                                           + self._rule(gid)))
-            try:
-                uses = self.an.references(stmt, self.an.glob)
-            except RecursionError:  # an expression nested thousands deep: unreadable, so not trusted
-                found.append((stmt.lineno, "is nested too deeply for the integrity scan to read"))
-                continue
-            for node, refs, line, _, _ in uses:
-                written = ast.unparse(node)
-                written = written if len(written) <= 60 else written[:57] + "..."
-                for r in refs:
-                    if r.kind == "hidden":
-                        if gid is not None or r.everywhere:
-                            found.append((line, r.label))
-                    elif gid is None:
-                        continue
-                    elif r.kind == "carrier":
-                        if r.cell == i or r.cell is None:
-                            continue  # made in this cell: its own lines are checked here
-                        where = f"cell {r.cell}"
-                        for t in self.an.carried(r):
-                            if t.kind == "hidden":
-                                found.append((line, f"{t.label}, through `{written}` (made in {where})"))
-                            elif not _allowed(t, self.allowed[gid]):
-                                what = f"an instance of {_qual(t.obj)}" if t.kind == "instance" else (
-                                    t.obj.__name__ if t.kind == "module" else _qual(t.obj))
-                                found.append((line, f"{DELEGATES} {what} through `{written}` "
-                                                    f"(made in {where})" + self._rule(gid)))
-                    elif r.kind == "module":
-                        found.append((line, f"passes {_named(r, written)} around, which hides which helper does "
-                                            "the work" + self._rule(gid)))
-                    elif not _allowed(r, self.allowed[gid]):
-                        found.append((line, f"{DELEGATES} {_named(r, written)}" + self._rule(gid)))
-        at = _statement_lines(tree)
-        return sorted({(at.get(line, line), why) for line, why in found})
-
-
-def scan(submission_nb, source_nb):
-    """Findings for every student-written code cell of a submission."""
-    trusted, protected, modules, exercises = _cached(_CONTEXT, _source_key(source_nb), lambda: course_context(source_nb))
-    imports = _cached(_IMPORTS, _source_key(source_nb), lambda: course_imports(source_nb))
-    scanned = [i for i, cell in enumerate(submission_nb.cells)
-               if cell.cell_type == "code" and not _nbgrader(cell).get("grade")  # graded test cells are
-               and cell.source.strip() not in trusted]                          # restored before grading
-    delegation = _Delegation(submission_nb, source_nb, skip=set(range(len(submission_nb.cells))) - set(scanned))
-    findings = []
-    for i in scanned:
-        cell = submission_nb.cells[i]
-        grade_id = _nbgrader(cell).get("grade_id", "")
-        lines = cell.source.splitlines()
-        code = lambda line: lines[line - 1] if 0 < line <= len(lines) else ""  # noqa: E731
-        tampering = scan_cell(cell.source, protected, modules, exercises, imports)
-        reference = {line for line, why in tampering if "reference" in why}
-        found = [Finding(i, grade_id, line, code(line), why, kind="delegate" if line in reference else "tamper")
-                 for line, why in tampering]
-        found += [Finding(i, grade_id, line, code(line), why, kind="delegate")
-                  for line, why in delegation.findings(i, grade_id)
-                  if not (line in reference and why.startswith(DELEGATES))]  # said once, by the reference rule
-        findings += sorted(found, key=lambda f: f.line)
-    return findings
-
-
-def sanitize(submission_nb, findings):
-    """A copy of the notebook with every flagged statement replaced by `pass`."""
-    nb = copy.deepcopy(submission_nb)
-    by_cell = {}
-    for f in findings:
-        by_cell.setdefault(f.cell, set()).add(f.line)
-    for i, lines in by_cell.items():
-        cell = nb.cells[i]
-        if _cell_magic(cell.source):  # IPython runs the whole cell as one statement
-            cell.source = "pass  # removed by the integrity scan (the cell starts with a cell magic)"
-            continue
-        tree = _parse(cell.source)
-        if tree is None:
-            continue
-        src = cell.source.splitlines()
-        done = []
-        for node in ast.walk(tree):  # outer statements before the statements inside them
-            if not isinstance(node, ast.stmt) or node.lineno not in lines:
-                continue
-            if any(start <= node.lineno <= end for start, end in done):
-                continue  # already removed with the statement around it
-            start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-            end = node.end_lineno or node.lineno
-            first = src[start - 1]
-            src[start - 1] = first[: len(first) - len(first.lstrip())] + "pass  # removed by the integrity scan"
-            for j in range(start, end):
-                src[j] = ""
-            done.append((start, end))
-        cell.source = "\n".join(src)
-    return nb
-
-
-def scan_file(submission_path, source_path):
-    return scan(nbformat.read(submission_path, as_version=4), nbformat.read(source_path, as_version=4))

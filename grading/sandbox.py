@@ -1,0 +1,298 @@
+"""The sandbox every kernel that runs student code starts in (bubblewrap, Debian's `bubblewrap`).
+
+A submission is code. nbgrader runs it in a Jupyter kernel that, left alone, is a process of the user
+who grades, with that user's files, processes and network. Here each kernel is started inside
+`bwrap`, and sees:
+
+- the system (/usr, /etc), the Python it runs on and the virtualenv: read-only;
+- the course's package, `speclab`, and its data: read-only, at /course (the only course path it knows);
+- nothing else of the course: no solutions/, no gradebook, no grading/, no other submission, no home
+  folder, no course path in its environment (the environment is emptied and set anew);
+- a private tmpfs of DISK bytes at /sandbox, its only writable place: the working folder
+  /sandbox/work (empty: no submitted file travels), $HOME and /tmp;
+- its own process namespace (it cannot see or signal the grader's processes), no network (its own
+  network namespace, loopback only), and limits set before Python starts: address space (the grader's
+  memory limit), CPU seconds, processes, file size, no core files. A grader that runs as root runs
+  the kernel as an unused user id (so the process limit applies: Linux does not hold root to it).
+
+The kernel talks to the grader over ZeroMQ on Unix sockets (jupyter_client's `ipc` transport). The
+sockets live in a small tmpfs inside the sandbox (/run/kernel); the grader reaches them through
+/proc/<kernel>/root (a link in the job's folder, renewed when the kernel restarts), so nothing the
+kernel can write lies outside the sandbox. When the kernel ends, bwrap's process namespace ends and
+every process the submission started ends with it (--die-with-parent: also when the grader dies).
+
+`available()` says whether bwrap can start here (it needs Linux user namespaces); `make grade` refuses
+to grade without it unless told to (--no-sandbox), `make check` says so in one line and goes on.
+"""
+import asyncio
+import functools
+import importlib.util
+import itertools
+import os
+import shutil
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import Integer, Unicode
+
+DISK = 64 << 20          # bytes of the sandbox's tmpfs: working folder, home and /tmp together
+PROCESSES = 128          # processes and threads the kernel's user may have (a kernel uses about 10)
+INSIDE = "/sandbox"      # the private tmpfs
+SOCKETS = "/run/kernel"  # the kernel's ZeroMQ sockets (a tmpfs of their own)
+COURSE = "/course"       # speclab and its data, read-only (PYTHONPATH)
+CONNECTION = "/run/connection.json"  # the kernel's connection file (ports and key), read-only
+UID_BASE = 1 << 30       # a grader running as root runs kernels as UID_BASE + a hash of the job's folder
+SYSTEM = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt/conda")
+# passed from the grader's environment into the sandbox (no other variable is)
+KEEP = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "MPLBACKEND", "LANG", "LC_ALL", "TZ",
+        "PYDEVD_DISABLE_FILE_VALIDATION")
+
+# Run inside the sandbox, before the kernel: the limits, then the unused user id (root only), then exec.
+LAUNCH = r"""
+import os, resource as r, sys
+mem, cpu, nproc, fsize, uid = (int(x) for x in sys.argv[1].split(","))
+r.setrlimit(r.RLIMIT_CORE, (0, 0))
+for what, n, hard in ((r.RLIMIT_AS, mem, mem), (r.RLIMIT_CPU, cpu, cpu + 5), (r.RLIMIT_FSIZE, fsize, fsize)):
+    if n:
+        r.setrlimit(what, (n, hard))
+if uid:
+    os.setgroups([]); os.setgid(uid); os.setuid(uid)
+if nproc:
+    r.setrlimit(r.RLIMIT_NPROC, (nproc, nproc))
+try:  # the grader's font list: matplotlib need not build it again
+    os.makedirs(os.environ["MPLCONFIGDIR"], exist_ok=True)
+    for name in os.listdir(sys.argv[2] + "/mplcache"):
+        with open(sys.argv[2] + "/mplcache/" + name, "rb") as f, open(os.environ["MPLCONFIGDIR"] + "/" + name, "wb") as g:
+            g.write(f.read())
+except OSError:
+    pass
+os.chdir(sys.argv[2] + "/work")
+os.execv(sys.argv[3], sys.argv[3:])
+"""
+
+
+@functools.lru_cache(maxsize=1)
+def bwrap():
+    return shutil.which("bwrap")
+
+
+@functools.lru_cache(maxsize=1)
+def available():
+    """(True, "") if a kernel can be sandboxed here, else (False, why not), in words."""
+    if not sys.platform.startswith("linux"):
+        return False, f"bubblewrap needs Linux (this is {sys.platform})"
+    if bwrap() is None:
+        return False, "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    try:
+        probe = subprocess.run([bwrap(), *namespaces(), "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
+                                "true"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as e:
+        return False, f"bwrap could not run ({type(e).__name__}: {e})"
+    if probe.returncode:
+        why = (probe.stderr.strip().splitlines() or ["?"])[-1]
+        return False, f"bwrap cannot start a sandbox here ({why}; are user namespaces disabled?)"
+    return True, ""
+
+
+def namespaces():
+    """All of bwrap's namespaces; as root no user namespace, so that the kernel can become another user."""
+    common = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    return common if os.geteuid() == 0 else ["--unshare-user", *common]
+
+
+def package_dirs():
+    """(speclab's folder, its data folder) as the grader imports them: a checkout's speclab/ and data/, or an
+    installed package's folder (which holds its data)."""
+    spec = importlib.util.find_spec("speclab")
+    package = Path(list(spec.submodule_search_locations)[0]).resolve()
+    data = package / "data" if (package / "data").is_dir() else package.parent / "data"
+    return package, data
+
+
+@functools.lru_cache(maxsize=1)
+def font_cache():
+    """matplotlib's font list as the grader has it (its fontlist-v*.json), or None. The kernel's home is new each
+    time, and building the list costs a kernel about 0.3 CPU seconds: the sandbox starts with a copy of this one."""
+    import glob
+
+    folder = os.environ.get("MPLCONFIGDIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "matplotlib")
+    found = sorted(glob.glob(os.path.join(folder, "fontlist-v*.json")))
+    return found[-1] if found else None
+
+
+def kernel_uid(folder):
+    """The user id a root grader runs the kernel of the job in `folder` as (a different one per job)."""
+    return UID_BASE + zlib.crc32(str(folder).encode()) % (1 << 28) if os.geteuid() == 0 else 0
+
+
+def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, processes=PROCESSES, uid=0):
+    """The argv that runs `kernel_cmd` (a Jupyter kernel's, reading `connection_file`) in the sandbox."""
+    package, data = package_dirs()
+    args = [bwrap(), *namespaces(), "--die-with-parent", "--clearenv"]
+    for path in SYSTEM:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    binds = [(p, p) for p in sorted({os.path.realpath(p) for p in (
+        sys.base_prefix, sys.prefix, sys.exec_prefix, os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))})
+        if not any(p == s or p.startswith(s + "/") for s in SYSTEM)]
+    if sys.prefix != os.path.realpath(sys.prefix):  # a virtualenv reached through a link
+        binds.append((sys.prefix, sys.prefix))
+    binds.append((str(package), f"{COURSE}/speclab"))
+    if data.is_dir() and data.parent != package:
+        binds.append((str(data), f"{COURSE}/data"))
+    binds.append((str(connection_file), CONNECTION))
+    made = set()
+    for source, dest in binds:
+        for parent in reversed(Path(dest).parents):  # bwrap would make them 0700: no one else could enter
+            if str(parent) != "/" and str(parent) not in made and not any(
+                    str(parent) == s or str(parent).startswith(s + "/") for s in SYSTEM):
+                made.add(str(parent))
+                args += ["--perms", "0755", "--dir", str(parent)]
+        args += ["--ro-bind", source, dest]
+    args += ["--proc", "/proc", "--dev", "/dev",
+             "--perms", "1777", "--size", str(disk), "--tmpfs", "/dev/shm",
+             "--perms", "1777", "--size", str(disk), "--tmpfs", INSIDE,
+             "--perms", "1777", "--dir", f"{INSIDE}/work", "--perms", "1777", "--dir", f"{INSIDE}/home",
+             "--perms", "1777", "--dir", f"{INSIDE}/tmp", "--symlink", f"{INSIDE}/tmp", "/tmp",
+             "--perms", "1777", "--size", str(1 << 20), "--tmpfs", SOCKETS,
+             "--remount-ro", "/"]
+    fonts = font_cache()
+    if fonts and os.path.isfile(fonts):
+        args += ["--perms", "0755", "--dir", f"{INSIDE}/mplcache",
+                 "--ro-bind", fonts, f"{INSIDE}/mplcache/{os.path.basename(fonts)}"]
+    inside_env = {k: v for k, v in env.items() if k in KEEP}
+    inside_env.update(HOME=f"{INSIDE}/home", TMPDIR=f"{INSIDE}/tmp", PYTHONPATH=COURSE, PYTHONNOUSERSITE="1",
+                      PYTHONDONTWRITEBYTECODE="1", MPLCONFIGDIR=f"{INSIDE}/home/.config/matplotlib",
+                      PATH=os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]))
+    inside_env.setdefault("LANG", "C.UTF-8")
+    for k, v in sorted(inside_env.items()):
+        args += ["--setenv", k, v]
+    limits = f"{int(memory)},{int(cpu)},{int(processes)},{int(disk)},{int(uid)}"
+    launcher = [sys.executable, "-I", "-S", "-c", LAUNCH, limits, INSIDE]
+    # bwrap and its reaper ignore SIGINT (the grader interrupts a cell by signalling the kernel's process
+    # group, bwrap's included); the kernel itself handles it as it always does
+    return ["/bin/sh", "-c", 'trap "" INT; exec "$0" "$@"', *args, "--", *launcher, *kernel_cmd]
+
+
+def descendant(pid, depth=2):
+    """The process `depth` generations below `pid` along first children (bwrap -> its reaper -> the kernel)."""
+    for _ in range(depth):
+        kids = []
+        try:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                kids += Path(f"/proc/{pid}/task/{task}/children").read_text().split()
+        except OSError:
+            return None
+        if not kids:
+            return None
+        pid = int(kids[0])
+    return pid
+
+
+_managers = itertools.count()
+# CPU seconds the sandboxed kernels of this process used: a sandboxed kernel is reaped inside its sandbox,
+# so its time never reaches the grader's getrusage(RUSAGE_CHILDREN) (read from /proc as each one ends)
+KERNEL_CPU = [0.0]
+
+
+def process_cpu(pid):
+    """CPU seconds of a process and of its children it has reaped (utime, stime, cutime, cstime), or 0."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """jupyter_client's kernel manager, starting the kernel inside the sandbox (`command`), over `ipc`.
+
+    nbclient (nbgrader's Execute) makes one with the notebook's config: RobustExecute.kernel_manager_class.
+    """
+
+    memory_limit = Integer(0, help="bytes of address space the kernel may use (0: no limit)").tag(config=True)
+    cpu_limit = Integer(0, help="CPU seconds one kernel process may use (0: no limit)").tag(config=True)
+    disk_limit = Integer(DISK, help="bytes of the sandbox's writable tmpfs").tag(config=True)
+    process_limit = Integer(PROCESSES, help="processes and threads the kernel may have").tag(config=True)
+    folder = Unicode("", help="a private folder of the grader's for the connection file and the socket link"
+                     ).tag(config=True)
+
+    kernel_pid = None  # the kernel's process id (bwrap's is the provisioner's)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        folder = Path(self.folder or os.environ.get("TMPDIR", "/tmp"))
+        folder.mkdir(parents=True, exist_ok=True)
+        self.transport, self.ip = "ipc", f"{SOCKETS}/s"  # as the kernel sees them (its connection file)
+        name = f"k{os.getpid()}-{next(_managers)}"  # short: a Unix socket's path has at most 107 bytes
+        self.connection_file = str(folder / f"{name}.json")
+        self._link = folder / f"{name}.root"
+
+    def _host_ip(self):
+        return f"{self._link}{SOCKETS}/s"
+
+    def _make_url(self, channel):
+        """The grader's end of a channel: the kernel's socket, reached through its /proc/<pid>/root."""
+        return f"ipc://{self._host_ip()}-{getattr(self, f'{channel}_port')}"
+
+    def client(self, **kwargs):
+        kc = super().client(**kwargs)
+        kc.ip = self._host_ip()
+        return kc
+
+    def cleanup_ipc_files(self):
+        pass  # the sockets are in the sandbox's own tmpfs, gone with it
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        host = os.path.realpath(self.connection_file)
+        cmd = [CONNECTION if arg == host else arg for arg in super().format_kernel_cmd(extra_arguments)]
+        # the working folder is not on sys.path: a module the submission writes there cannot be imported
+        return cmd + [f"--IPKernelApp.exec_lines=import sys as _s; _s.path[:] = [p for p in _s.path if p and p != '.' "
+                      f"and not p.startswith('{INSIDE}')]; del _s"]
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        os.chmod(self.connection_file, 0o644)  # the kernel may run as another user; its folder is private
+        env = kw.pop("env", None) or dict(os.environ)
+        kw.pop("cwd", None)
+        cmd = command(kernel_cmd, self.connection_file, env, memory=self.memory_limit, cpu=self.cpu_limit,
+                      disk=self.disk_limit, processes=self.process_limit, uid=kernel_uid(self.connection_file))
+        await super()._async_launch_kernel(cmd, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, **kw)
+        outer = self.provisioner.pid
+        self.kernel_pid = None
+        for _ in range(3000):  # bwrap sets the sandbox up in milliseconds; a loaded machine may take seconds
+            if self.provisioner.process.poll() is not None:
+                break  # bwrap could not start it (its error is in the grader's log)
+            pid = descendant(outer)
+            if pid is not None:
+                try:
+                    if os.path.realpath(f"/proc/{pid}/exe") != os.path.realpath(bwrap()):
+                        self.kernel_pid = pid
+                        break
+                except OSError:
+                    pass
+            await asyncio.sleep(0.01)
+        if self.kernel_pid is None:
+            raise RuntimeError("the sandboxed kernel did not start")
+        tmp = self._link.with_suffix(".tmp")
+        tmp.unlink(missing_ok=True)
+        os.symlink(f"/proc/{self.kernel_pid}/root", tmp)
+        os.replace(tmp, self._link)
+
+    async def _async_shutdown_kernel(self, now=False, restart=False):
+        if self.kernel_pid:
+            KERNEL_CPU[0] += process_cpu(self.kernel_pid)
+            self.kernel_pid = None
+        await super()._async_shutdown_kernel(now=now, restart=restart)
+
+    shutdown_kernel = _async_shutdown_kernel  # AsyncKernelManager's public name is the coroutine itself
+
+    async def _async_cleanup_resources(self, restart=False):
+        await super()._async_cleanup_resources(restart)
+        if not restart:
+            self._link.unlink(missing_ok=True)
