@@ -65,6 +65,7 @@ class Run:
     tokens: list
     drafted: list = field(default_factory=list)   # k of each round
     kept: list = field(default_factory=list)      # accepted drafts of each round
+    log: list = field(default_factory=list)       # (text before the round, drafted, emitted) per round
 
     @property
     def rounds(self):
@@ -87,6 +88,8 @@ def speculative_generate(target, draft, prompt, n, k, rng, run=None, stale=False
         drafted, q = k(draft, dc, context, rng) if callable(k) else draft_block(draft, dc, context, k, rng)
         p = verify_block(target, tc, fresh, drafted)
         emitted, kept = verify_drafts(drafted, BlockRows(p, q), rng)
+        if run is not None:
+            run.log.append((list(context), list(drafted), list(emitted)))
         if not stale:
             tc.truncate(tc.length - len(drafted) + kept)     # drop the rejected drafts' keys and values
         dc.truncate(min(dc.length, len(context) + kept))
@@ -149,6 +152,18 @@ def cross_entropy(model, tokens):
     return float(-np.log(p[np.arange(len(p)), tokens[1:]]).mean())
 
 
+def stale_positions(run):
+    """[(context, rejected)] for every round of `run` that ended in a rejection: the text after that
+    round, and the drafts a decoder that forgets the rollback leaves in the target's cache (the
+    rejected draft and every draft after it)."""
+    out = []
+    for before, drafted, emitted in run.log:
+        kept = len(emitted) - 1
+        if kept < len(drafted):
+            out.append((before + emitted, drafted[kept:]))
+    return out
+
+
 def stale_cache_tv(target, context, rejected):
     """TV between the target's next-token distribution after `context` with a clean cache, and
     with a cache that also holds `rejected` (the rejected drafts a decoder forgot to roll back)
@@ -156,8 +171,7 @@ def stale_cache_tv(target, context, rejected):
     clean = target.new_cache()
     target.forward(context[:-1], clean)
     stale = clean.copy()
-    if len(rejected):
-        target.forward(rejected, stale)
+    target.forward(rejected, stale)
     return tv_distance(target.probs(context[-1:], clean)[0], target.probs(context[-1:], stale)[0])
 
 

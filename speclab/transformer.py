@@ -93,6 +93,8 @@ class Transformer:
         w, H = self.w, self.n_head
         tokens = np.asarray(tokens, dtype=np.intp).reshape(-1)
         n, L = len(tokens), cache.length
+        if n == 0:
+            return np.zeros((0, V), np.float32)
         if L + n > CONTEXT:
             raise ValueError(f"{L} + {n} tokens exceed the models' context of {CONTEXT}")
         hd = self.d // H
@@ -127,14 +129,25 @@ class Transformer:
 _LOADED = {}
 
 
+def _one_blas_thread():
+    """These models are small: a BLAS call splits a few hundred thousand multiply-adds across threads
+    that then wait for each other (on a busy 2-core machine this module's tests ran many times
+    slower with two threads than with one). Loading a model sets the process's BLAS to one thread, once, for good."""
+    if not _LOADED:
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(1)
+
+
 def info():
     """What tiny_models.json records: configs, steps, seeds, training time, loss curves, corpus."""
     return json.loads((MODELS / "tiny_models.json").read_text())
 
 
 def load(name):
-    """The shipped "target" or "draft" (weights stored fp16, computed in float32); cached per process."""
+    """The shipped "target" or "draft" (weights stored fp16, computed in float32); cached per process.
+    The first load sets NumPy's BLAS to one thread (see _one_blas_thread)."""
     if name not in _LOADED:
+        _one_blas_thread()
         cfg = info()["models"][name]
         with np.load(MODELS / f"tiny_{name}.npz") as z:
             w = {k: z[k].astype(np.float32) for k in z.files}

@@ -18,8 +18,10 @@ and The Jargon File 4.4.7 (public domain). It leaves out exactly what notebook 0
 are held-out text for both models. Tokens are ASCII codes 0..127 (V = 128): no tokenizer.
 
 One thread (torch.set_num_threads(1)); a fixed number of steps, so a rerun does the same arithmetic
-(bit-identical results need the same PyTorch build and CPU). About 25 minutes on one core of the
-machine that built the shipped files (tiny_models.json records the time).
+(bit-identical results need the same PyTorch build and CPU). The shipped files took about 40 minutes
+for the target and 5 for the draft, on a 2-core machine shared with other jobs, at nice 10
+(tiny_models.json records the times); an idle core needs less. The draft is distilled from the
+fp16-rounded target; `--reuse-target` rebuilds only the draft from an existing tiny_target.npz.
 """
 import argparse
 import gzip
@@ -117,6 +119,7 @@ class GPT(nn.Module):
         self.wte, self.wpe = nn.Embedding(V, d), nn.Embedding(CONTEXT, d)
         self.blocks = nn.ModuleList(Block(d, n_head) for _ in range(n_layer))
         self.ln_f, self.head = nn.LayerNorm(d), nn.Linear(d, V, bias=False)
+        self.n_layer = n_layer
         for name, p in self.named_parameters():
             if p.dim() == 2:
                 std = 0.02 / math.sqrt(2 * n_layer) if name.endswith(("proj.weight", "out.weight")) else 0.02
@@ -152,7 +155,9 @@ def held_out_loss(model, data, exits, windows=24):
     return {e: F.cross_entropy(out[e].reshape(-1, V), x[:, 1:].reshape(-1)).item() for e in exits}
 
 
-def train(cfg, data, held, steps, batch, lr, exit_weight, log_every):
+def train(cfg, data, held, steps, batch, lr, exit_weight, log_every, teacher=None):
+    """Next-character cross-entropy; with a `teacher`, cross-entropy against the teacher's whole
+    next-character distribution instead (distillation: the draft learns to say what the target says)."""
     torch.manual_seed(cfg["seed"])
     rng = np.random.default_rng(cfg["seed"])
     model = GPT(**cfg)
@@ -168,7 +173,12 @@ def train(cfg, data, held, steps, batch, lr, exit_weight, log_every):
             g["lr"] = lr * (step / warm if step <= warm else 0.1 + 0.45 * (1 + math.cos(math.pi * (step - warm) / (steps - warm))))
         x, y = batches(data, batch, rng)
         out = model(x, exits)
-        losses = {e: F.cross_entropy(out[e].reshape(-1, V), y.reshape(-1)) for e in exits}
+        if teacher is not None:
+            with torch.no_grad():
+                soft = F.softmax(teacher(x, [teacher.n_layer])[teacher.n_layer], dim=-1).reshape(-1, V)
+            losses = {e: F.cross_entropy(out[e].reshape(-1, V), soft) for e in exits}
+        else:
+            losses = {e: F.cross_entropy(out[e].reshape(-1, V), y.reshape(-1)) for e in exits}
         loss = losses[cfg["n_layer"]] + sum(exit_weight * l for e, l in losses.items() if e != cfg["n_layer"])
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -224,7 +234,9 @@ def main():
     ap.add_argument("--jargon", required=True, help="jargon.txt.gz from Debian's jargon-text 4.4.7")
     ap.add_argument("--stdlib", required=True, help="the Python 3.11 standard library folder")
     ap.add_argument("--target-steps", type=int, default=500)
-    ap.add_argument("--draft-steps", type=int, default=800)
+    ap.add_argument("--draft-steps", type=int, default=300)
+    ap.add_argument("--reuse-target", action="store_true",
+                    help="load tiny_target.npz and its record from --out instead of training it (to rebuild the draft)")
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--out", default=str(HERE))
     args = ap.parse_args()
@@ -246,21 +258,30 @@ def main():
                          "jargon_lines": JARGON_TRAIN},
               "held_out": {"code": "data/corpora/code_stdlib.txt", "prose": "data/corpora/prose_jargon.txt"},
               "prompt": PROMPT, "models": {}}
-    refs = {}
+    refs, teacher = {}, None
     for name, cfg, steps, lr, exit_weight in (("target", TARGET, args.target_steps, 3e-3, 0.5),
                                               ("draft", DRAFT, args.draft_steps, 4e-3, 0.0)):
-        print(f"training {name}: {cfg}, {steps} steps", flush=True)
-        model, curve, seconds = train(cfg, data, held, steps, args.batch, lr, exit_weight, log_every=max(1, steps // 25))
-        arrays = to_arrays(model, cfg)
-        np.savez(out / f"tiny_{name}.npz", **arrays)
-        model = load_arrays(GPT(**cfg), cfg, arrays).eval()
+        if name == "target" and args.reuse_target:
+            with np.load(out / "tiny_target.npz") as z:
+                arrays = {k: z[k] for k in z.files}
+            record["models"]["target"] = json.loads((out / "tiny_models.json").read_text())["models"]["target"]
+        else:
+            print(f"training {name}: {cfg}, {steps} steps" + (" (distilled from the target)" if teacher else ""), flush=True)
+            model, curve, seconds = train(cfg, data, held, steps, args.batch, lr, exit_weight,
+                                          log_every=max(1, steps // 25), teacher=teacher)
+            arrays = to_arrays(model, cfg)
+            np.savez(out / f"tiny_{name}.npz", **arrays)
+            record["models"][name] = {**cfg, "exits": exits_of(cfg), "steps": steps, "lr": lr,
+                                      "exit_loss_weight": exit_weight, "distilled_from": "target" if teacher else None,
+                                      "train_seconds": round(seconds, 1),
+                                      "parameters": int(sum(a.size for a in arrays.values())), "curve": curve}
+        model = load_arrays(GPT(**cfg), cfg, arrays).eval()   # the fp16-rounded weights the course ships
         with torch.no_grad():
             logits = model(torch.from_numpy(encode(PROMPT))[None], exits_of(cfg))
         for e, v in logits.items():
             refs[f"{name}@{e}"] = v[0].numpy().astype(np.float32)
-        record["models"][name] = {**cfg, "exits": exits_of(cfg), "steps": steps, "lr": lr,
-                                  "exit_loss_weight": exit_weight, "train_seconds": round(seconds, 1),
-                                  "parameters": int(sum(a.size for a in arrays.values())), "curve": curve}
+        if name == "target":
+            teacher = model   # the draft is distilled from the shipped target
     np.savez(out / "tiny_reference.npz", prompt=encode(PROMPT), **refs)
     (out / "tiny_models.json").write_text(json.dumps(record, indent=1) + "\n")
     print("wrote", ", ".join(f"tiny_{n}.npz" for n in ("target", "draft", "reference")), "tiny_models.json")
