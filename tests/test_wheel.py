@@ -60,7 +60,9 @@ def test_the_wheel_carries_the_data_and_no_development_tooling(installed):
     names = zipfile.ZipFile(installed[2]).namelist()
     for data in ("speclab/data/tables.json", "speclab/data/accelerators.json",
                  "speclab/data/models/llama-3-70b.json", "speclab/data/corpora/prose_jargon.txt",
-                 "speclab/data/corpora/code_stdlib.txt", "speclab/data/measured/h200_bf16_matmul.csv"):
+                 "speclab/data/corpora/code_stdlib.txt", "speclab/data/measured/h200_bf16_matmul.csv",
+                 "speclab/data/models/tiny_target.npz", "speclab/data/models/tiny_draft.npz",
+                 "speclab/data/models/tiny_reference.npz", "speclab/data/models/tiny_models.json"):
         assert data in names, f"the wheel lacks {data}"
     shipped = {n.split("/")[0] for n in names}
     assert "devtools" not in shipped, "the wheel must not ship the answer catalog or the benches"

@@ -1,0 +1,252 @@
+"""Answers the 10_real_transformer grader must judge: plausible mistakes, correct variants, delegations."""
+
+AID = "10_real_transformer"
+
+# The loop of Exercises B and C, written once; each variant changes one piece of it.
+_LOOP = '''
+# Helpers you may call: draft_block, verify_block, sample_from, residual
+def {name}(target, draft, prompt, n, k, rng):
+    context, fresh = list(prompt), list(prompt)
+    target_cache, draft_cache = target.new_cache(), draft.new_cache()
+    while len(context) - len(prompt) < n:
+{draft}
+        p = verify_block(target, target_cache, fresh, drafted)
+        emitted = []
+        for i, x in enumerate(drafted):
+            if {accept}:
+                emitted.append(int(x))
+            else:
+                emitted.append(int(sample_from({reject}, rng.random())))
+                break
+        else:
+{bonus}
+        kept = len(emitted) - 1
+{rollback}
+        context += emitted
+        fresh = {fresh}
+    return {ret}
+'''
+_PARTS = dict(
+    draft="        drafted, q = draft_block(draft, draft_cache, context, k, rng)",
+    accept="rng.random() < p[i][x] / q[i][x]", reject="residual(p[i], q[i])",
+    bonus="            emitted.append(int(sample_from(p[k], rng.random())))",
+    rollback="        target_cache.truncate(target_cache.length - len(drafted) + kept)\n"
+             "        draft_cache.truncate(min(draft_cache.length, len(context) + kept))",
+    fresh="emitted[-1:]", ret="context[len(prompt):len(prompt) + n]")
+_DRAFT_ONLY = "        draft_cache.truncate(min(draft_cache.length, len(context) + kept))"
+
+
+def _loop(name="speculative_generate", **changes):
+    return _LOOP.format(name=name, **(_PARTS | changes))
+
+
+def _stale(**changes):
+    return _loop("generate_stale", **({"rollback": _DRAFT_ONLY} | changes))
+
+
+CATALOG = {
+    "verify_block": {
+        "wrong": {
+            "returns logits (target.forward), not distributions": ("""
+# Helpers you may call: none
+def verify_block(target, cache, fresh, drafted):
+    rows = target.forward(list(fresh) + list(drafted), cache)
+    return rows[len(fresh) - 1:]
+""", "each row is a probability distribution"),
+            "returns every row of the forward, the fresh tokens' too": ("""
+# Helpers you may call: none
+def verify_block(target, cache, fresh, drafted):
+    return target.probs(list(fresh) + list(drafted), cache)
+""", "return k + 1 rows"),
+            "returns the drafts' k rows, missing the one after the text": ("""
+# Helpers you may call: none
+def verify_block(target, cache, fresh, drafted):
+    rows = target.probs(list(fresh) + list(drafted), cache)
+    return rows[len(fresh):]
+""", "return k + 1 rows"),
+            "k + 1 separate forwards (right numbers, not one pass)": ("""
+# Helpers you may call: none
+def verify_block(target, cache, fresh, drafted):
+    rows = [target.probs(list(fresh), cache)[-1]]
+    for x in drafted:
+        rows.append(target.probs([x], cache)[0])
+    return np.array(rows)
+""", "ONE call"),
+            "feeds only the drafts (the fresh tokens never reach the cache)": """
+# Helpers you may call: none
+def verify_block(target, cache, fresh, drafted):
+    return target.probs(list(drafted), cache)
+""",
+            "feeds only the last fresh token (a prefill of several is lost)": ("""
+# Helpers you may call: none
+def verify_block(target, cache, fresh, drafted):
+    return target.probs([fresh[-1]] + list(drafted), cache)
+""", "the cache ends holding the text and the drafts"),
+            "the rows shifted by one (after each draft, and one beyond)": """
+# Helpers you may call: none
+def verify_block(target, cache, fresh, drafted):
+    rows = target.probs(list(fresh) + list(drafted), cache)
+    return np.vstack([rows[len(fresh):], rows[-1:]])
+""",
+        },
+        "right": {
+            "forward plus a softmax of its own, counted from the end": """
+# Helpers you may call: none
+def verify_block(target, cache, fresh, drafted):
+    logits = target.forward(list(fresh) + list(drafted), cache).astype(float)
+    z = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probs = z / z.sum(axis=1, keepdims=True)
+    return probs[-(len(drafted) + 1):]
+""",
+            "a concatenated array and an explicit index list": """
+# Helpers you may call: none
+def verify_block(target, cache, fresh, drafted):
+    tokens = np.concatenate([np.asarray(fresh, dtype=int), np.asarray(drafted, dtype=int)])
+    rows = target.probs(tokens, cache)
+    return rows[[len(fresh) - 1 + i for i in range(len(drafted) + 1)]]
+""",
+        },
+        "delegate": {
+            "the course's verify_block, imported under another name": """
+# Helpers you may call: none
+from speclab.realspec import verify_block as one_pass
+def verify_block(target, cache, fresh, drafted):
+    return one_pass(target, cache, fresh, drafted)
+""",
+            "through the module attribute": """
+# Helpers you may call: none
+def verify_block(target, cache, fresh, drafted):
+    return realspec.verify_block(target, cache, fresh, drafted)
+""",
+        },
+    },
+    "speculative_generate": {
+        "wrong": {
+            "forgets the target's rollback": _loop(rollback=_DRAFT_ONLY),
+            "forgets the draft's rollback": _loop(rollback="        target_cache.truncate(target_cache.length - len(drafted) + kept)"),
+            "keeps the rejected draft in the target's cache (off by one)": _loop(
+                rollback="        target_cache.truncate(min(target_cache.length, target_cache.length - len(drafted) + kept + 1))\n"
+                         "        draft_cache.truncate(min(draft_cache.length, len(context) + kept))"),
+            "cuts the target's cache one token too far": _loop(
+                rollback="        target_cache.truncate(target_cache.length - len(drafted) + kept - 1)\n"
+                         "        draft_cache.truncate(min(draft_cache.length, len(context) + kept))"),
+            "greedy acceptance: keep x iff it is the target's argmax": _loop(accept="x == int(np.argmax(p[i]))"),
+            "p/q inverted": _loop(accept="rng.random() < q[i][x] / p[i][x]"),
+            "resamples from p on rejection, not the residual": _loop(reject="p[i]"),
+            "resamples from q on rejection": _loop(reject="q[i]"),
+            "bonus token missing": _loop(bonus="            pass"),
+            "bonus token drawn from the draft": _loop(bonus="            emitted.append(int(sample_from(q[k - 1], rng.random())))"),
+            "bonus from the distribution before the last draft": _loop(bonus="            emitted.append(int(sample_from(p[k - 1], rng.random())))"),
+            "feeds every emitted token again (the kept drafts twice)": _loop(fresh="list(emitted)"),
+            "returns every token of the last round, not the first n": (_loop(ret="context[len(prompt):]"),
+                                                                       "return exactly n tokens"),
+        },
+        "right": {
+            "u * q < p, and the rollback as an absolute length": _loop(
+                accept="rng.random() * q[i][x] < p[i][x]",
+                rollback="        target_cache.truncate(len(context) + kept)\n"
+                         "        draft_cache.truncate(min(draft_cache.length, len(context) + kept))"),
+            "accept with min(1, p/q) and u <= it": _loop(accept="rng.random() <= min(1.0, p[i][x] / q[i][x])"),
+        },
+        "delegate": {
+            "the course's loop under another name": """
+# Helpers you may call: draft_block, verify_block, sample_from, residual
+from speclab.realspec import speculative_generate as loop
+def speculative_generate(target, draft, prompt, n, k, rng):
+    return loop(target, draft, prompt, n, k, rng)
+""",
+            "through the module attribute": """
+# Helpers you may call: draft_block, verify_block, sample_from, residual
+def speculative_generate(target, draft, prompt, n, k, rng):
+    return realspec.speculative_generate(target, draft, prompt, n, k, rng)
+""",
+        },
+    },
+    "generate_stale": {
+        "wrong": {
+            "rolls the target's cache back after all (the correct loop)": (_loop("generate_stale"),
+                                                                           "must differ from the correct one"),
+            "rolls back neither cache": _stale(rollback="        pass"),
+            "feeds the target every token it has not seen, by the cache's length": _stale(
+                fresh="context[target_cache.length:]"),
+            "the stale loop without the bonus token": _stale(bonus="            pass"),
+        },
+        "right": {
+            "the draft's rollback written as an absolute length": _stale(
+                rollback="        draft_cache.truncate(min(len(context) + k - 1, len(context) + kept))",
+                accept="rng.random() * q[i][x] < p[i][x]"),
+        },
+        "delegate": {
+            "the course's loop with stale=True": """
+# Helpers you may call: draft_block, verify_block, sample_from, residual
+from speclab.realspec import speculative_generate as loop
+def generate_stale(target, draft, prompt, n, k, rng):
+    return loop(target, draft, prompt, n, k, rng, stale=True)
+""",
+        },
+    },
+    "stale_cache_tv": {
+        "wrong": {
+            "TV without the 0.5": """
+# Helpers you may call: tv_distance
+def stale_cache_tv(target, context, rejected):
+    clean = target.new_cache()
+    target.forward(list(context[:-1]), clean)
+    stale = clean.copy()
+    if len(rejected):
+        target.forward(list(rejected), stale)
+    p = target.probs(list(context[-1:]), clean)[0]
+    r = target.probs(list(context[-1:]), stale)[0]
+    return float(np.abs(p - r).sum())
+""",
+            "the rejected tokens after the whole context (compared at the wrong place)": """
+# Helpers you may call: tv_distance
+def stale_cache_tv(target, context, rejected):
+    clean = target.new_cache()
+    p = target.probs(list(context), clean)[-1]
+    stale = target.new_cache()
+    r = target.probs(list(context) + list(rejected), stale)[-1]
+    return float(tv_distance(p, r))
+""",
+            "one cache for both (the clean one is polluted too)": """
+# Helpers you may call: tv_distance
+def stale_cache_tv(target, context, rejected):
+    cache = target.new_cache()
+    target.forward(list(context[:-1]), cache)
+    stale = cache
+    if len(rejected):
+        target.forward(list(rejected), stale)
+    p = target.probs(list(context[-1:]), cache.copy())[0]
+    r = target.probs(list(context[-1:]), stale)[0]
+    return float(tv_distance(p, r))
+""",
+            "forgets to feed context[-1]: compares the distributions after context[:-1] and after the junk": """
+# Helpers you may call: tv_distance
+def stale_cache_tv(target, context, rejected):
+    clean = target.new_cache()
+    p = target.probs(list(context[:-1]), clean)[-1]
+    stale = clean.copy()
+    r = target.probs(list(rejected), stale)[-1] if len(rejected) else p
+    return float(tv_distance(p, r))
+""",
+        },
+        "right": {
+            "two caches built from scratch, and a TV of its own": """
+# Helpers you may call: tv_distance
+def stale_cache_tv(target, context, rejected):
+    context, rejected = [int(t) for t in context], [int(t) for t in rejected]
+    p = target.probs(context, target.new_cache())[-1]
+    r = target.probs(context[:-1] + rejected + context[-1:], target.new_cache())[-1]
+    return 0.5 * float(np.abs(p - r).sum())
+""",
+        },
+        "delegate": {
+            "the course's measurement": """
+# Helpers you may call: tv_distance
+from speclab import realspec as rs
+def stale_cache_tv(target, context, rejected):
+    return rs.stale_cache_tv(target, context, rejected)
+""",
+        },
+    },
+}

@@ -1,0 +1,194 @@
+"""speclab.transformer and speclab.realspec: notebook 10's trained models, their NumPy forward with a
+KV cache, and speculative decoding on them.
+
+Depends on: data/models/tiny_*.npz and tiny_models.json (built by data/models/make_models.py),
+speclab.transformer, speclab.realspec, speclab.speculative.
+"""
+import numpy as np
+import pytest
+
+from speclab import ScriptedRNG, realspec, sample_from
+from speclab import transformer as tf
+from speclab.speculative import accept_prob, residual
+
+PROMPT = tf.encode("def parse_args(self, args=None, namespace=None):\n    ")
+
+
+@pytest.fixture(scope="module")
+def models():
+    return tf.load("target"), tf.load("draft")
+
+
+# --- the shipped files ------------------------------------------------------------------------
+
+def test_weights_are_fp16_and_small():
+    total = 0
+    for name in ("target", "draft"):
+        path = tf.MODELS / f"tiny_{name}.npz"
+        total += path.stat().st_size
+        with np.load(path) as z:
+            assert all(z[k].dtype == np.float16 for k in z.files), f"{name}: every weight is stored as fp16"
+    assert total <= 20 * 2 ** 20, f"the models take {total / 2 ** 20:.1f} MiB; the budget is 20"
+
+
+def test_record_says_how_they_were_made():
+    info = tf.info()
+    for name in ("target", "draft"):
+        m = info["models"][name]
+        for key in ("seed", "steps", "train_seconds", "curve", "n_layer", "d", "n_head"):
+            assert key in m, f"tiny_models.json: {name} lacks {key}"
+        assert m["curve"][-1]["step"] == m["steps"]
+    assert info["models"]["target"]["exit_layer"] == 1 and info["corpus"]["sha256"]
+
+
+# --- the forward ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("key", ["target@1", "target@4", "draft@1"])
+def test_numpy_forward_reproduces_pytorch(key):
+    """The course's forward against the logits PyTorch computed from the same fp16-rounded weights."""
+    ref = tf.reference_logits()
+    name, layer = key.split("@")
+    model = tf.load(name).exit_at(int(layer))
+    got = model.forward(ref["prompt"], model.new_cache())
+    assert got.shape == ref[key].shape
+    assert np.abs(got - ref[key]).max() < 1e-3, np.abs(got - ref[key]).max()
+    assert (got.argmax(1) == ref[key].argmax(1)).mean() > 0.98
+
+
+def test_cache_one_pass_equals_token_by_token(models):
+    target, _ = models
+    whole = target.forward(PROMPT, target.new_cache())
+    cache = target.new_cache()
+    rows = [target.forward(PROMPT[:7], cache)] + [target.forward([t], cache) for t in PROMPT[7:]]
+    assert cache.length == len(PROMPT)
+    np.testing.assert_allclose(np.concatenate(rows), whole, atol=1e-4)
+
+
+def test_truncate_then_forward_forgets_the_tail(models):
+    target, _ = models
+    cache = target.new_cache()
+    target.forward(PROMPT, cache)
+    cache.truncate(10)
+    again = target.forward([ord("x"), ord("y")], cache)
+    fresh = target.forward(PROMPT[:10] + [ord("x"), ord("y")], target.new_cache())[-2:]
+    np.testing.assert_allclose(again, fresh, atol=1e-4)
+    with pytest.raises(ValueError):
+        cache.truncate(cache.length + 1)
+    with pytest.raises(ValueError):
+        target.forward([65] * (tf.CONTEXT + 1 - cache.length), cache)
+
+
+def test_probs_are_float64_distributions(models):
+    p = models[1].probs(PROMPT, models[1].new_cache())
+    assert p.dtype == np.float64 and np.allclose(p.sum(1), 1.0)
+
+
+def test_early_exit_is_the_first_layers(models):
+    target, _ = models
+    early = target.exit_at(1)
+    assert early.n_layer == 1 and early.w is target.w
+    assert early.weight_bytes() < target.weight_bytes() / 2
+
+
+# --- speculative decoding on the models -----------------------------------------------------------
+
+def test_verify_block_equals_single_forwards(models):
+    target, draft = models
+    drafted = tf.encode("self):")
+    cache = target.new_cache()
+    target.forward(PROMPT[:-1], cache)
+    p = realspec.verify_block(target, cache, PROMPT[-1:], drafted)
+    assert p.shape == (len(drafted) + 1, tf.V) and cache.length == len(PROMPT) + len(drafted)
+    one = target.new_cache()
+    rows = [target.probs(PROMPT, one)[-1]] + [target.probs([x], one)[0] for x in drafted]
+    np.testing.assert_allclose(p, np.array(rows), atol=1e-6)
+
+
+def test_round_follows_the_contract(models):
+    """A scripted round, token by token: drafts from the draft's q, the tests in order, then the
+    residual or the bonus; both caches hold the accepted text afterwards."""
+    target, draft = models
+    rng = np.random.default_rng(5)
+    for trial in range(20):
+        k = 1 + trial % 5
+        us = rng.random(2 * k + 2).tolist()
+        run = realspec.Run([])
+        out = realspec.speculative_generate(target, draft, PROMPT, 1, k, ScriptedRNG(us), run)
+        # replay by hand
+        dc = draft.new_cache()
+        drafted, q = realspec.draft_block(draft, dc, PROMPT, k, ScriptedRNG(us[:k]))
+        p = realspec.verify_block(target, target.new_cache(), PROMPT, drafted)
+        j, want = k, None
+        for i, x in enumerate(drafted):
+            if us[j] < accept_prob(p[i], q[i], x):
+                j += 1
+                continue
+            want = drafted[:i] + [sample_from(residual(p[i], q[i]), us[j + 1])]
+            break
+        else:
+            want = drafted + [sample_from(p[k], us[j])]
+        assert out == want[:1] and run.kept[0] == len(want) - 1
+
+
+def test_first_token_is_the_targets_exactly(models):
+    """The 03 argument on the real models: accepted mass plus rejected mass times the residual is p."""
+    target, draft = models
+    p = target.probs(PROMPT, target.new_cache())[-1]
+    q = draft.probs(PROMPT, draft.new_cache())[-1]
+    keep = np.minimum(p, q)
+    emitted = keep + (1 - keep.sum()) * residual(p, q)
+    assert np.abs(emitted - p).max() < 1e-12
+
+
+def test_draft_equal_to_target_keeps_everything(models):
+    target, _ = models
+    run = realspec.Run([])
+    realspec.speculative_generate(target, target, PROMPT, 40, 4, np.random.default_rng(0), run)
+    # p and q differ only by float32 regrouping (one forward over 5 tokens against five over one)
+    assert run.tokens_per_call > 4.9
+
+
+def test_caches_stay_consistent_over_a_run(models):
+    """A run with rolled-back caches emits what a run that rebuilds both caches every round emits
+    (the same uniforms; the numbers differ only by float32 regrouping, far below these margins)."""
+    target, draft = models
+    for seed in range(3):
+        got = realspec.speculative_generate(target, draft, PROMPT, 40, 3, np.random.default_rng(seed))
+        rng, context = np.random.default_rng(seed), list(PROMPT)
+        while len(context) < len(PROMPT) + 40:
+            drafted, q = realspec.draft_block(draft, draft.new_cache(), context, 3, rng)
+            p = realspec.verify_block(target, target.new_cache(), context, drafted)   # all fresh
+            context += realspec.verify_drafts(drafted, realspec.BlockRows(p, q), rng)[0]
+        assert got == context[len(PROMPT):len(PROMPT) + 40]
+
+
+def test_stale_cache_changes_the_distribution(models):
+    target, _ = models
+    assert 0 < realspec.stale_cache_tv(target, PROMPT, tf.encode("zq")) < 1
+    assert realspec.stale_cache_tv(target, PROMPT, []) == 0.0
+
+
+def test_stale_decoder_differs_only_after_a_rejection(models):
+    target, draft = models
+    for seed in range(4):
+        run = realspec.Run([])
+        good = realspec.speculative_generate(target, draft, PROMPT, 40, 4, np.random.default_rng(seed), run)
+        bad = realspec.speculative_generate(target, draft, PROMPT, 40, 4, np.random.default_rng(seed), stale=True)
+        first_round = run.kept[0] + 1
+        assert bad[:first_round] == good[:first_round]
+
+
+def test_acceptance_and_cross_entropy(models):
+    target, draft = models
+    text = tf.encode((tf.MODELS.parent / "corpora" / "code_stdlib.txt").read_text()[:600])
+    a = realspec.acceptance_by_position(target, draft, text)
+    assert a.shape == (len(text),) and 0 < a.min() and a.max() <= 1 + 1e-12
+    assert realspec.cross_entropy(target, text) < realspec.cross_entropy(draft, text) + 0.5
+
+
+def test_adaptive_drafter_uses_one_uniform_per_draft(models):
+    target, draft = models
+    drafter = realspec.confident_block(6, 0.5)
+    rng = ScriptedRNG([0.5] * 6)
+    drafted, q = drafter(draft, draft.new_cache(), PROMPT, rng)
+    assert 1 <= len(drafted) <= 6 and rng.calls == len(drafted) and q.shape == (len(drafted), tf.V)
