@@ -129,8 +129,44 @@ def kernel_uid(folder):
     return UID_BASE + zlib.crc32(str(folder).encode()) % (1 << 28) if os.geteuid() == 0 else 0
 
 
+def unlinked(path):
+    """`path` with a virtualenv reached through a link (a course's .venv linked to a shared one) written as
+    the folder it links to: only that folder is bound into the sandbox, where the link's own place may not
+    exist (or may lie under /tmp, which the sandbox replaces)."""
+    if path == sys.prefix or path.startswith(sys.prefix + "/"):
+        return os.path.realpath(sys.prefix) + path[len(sys.prefix):]
+    return path
+
+
+def python():
+    """The virtualenv's python, as the sandbox sees it (the venv's own bin/, so that the venv applies)."""
+    return unlinked(sys.executable)
+
+
+def user_tasks(uid):
+    """How many processes and threads user `uid` has now (what Linux counts against RLIMIT_NPROC)."""
+    count = 0
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+            if int(fields.get("Uid", "-1 ").split()[0]) == uid:
+                count += int(fields.get("Threads", "1"))
+    return count
+
+
 def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, processes=PROCESSES, uid=0):
-    """The argv that runs `kernel_cmd` (a Jupyter kernel's, reading `connection_file`) in the sandbox."""
+    """The argv that runs `kernel_cmd` (a Jupyter kernel's, reading `connection_file`) in the sandbox.
+
+    RLIMIT_NPROC counts every task of the kernel's real user. A root grader gives each kernel a user of its
+    own; a grader that is not root shares its user with the kernel (and with its own server, workers and
+    other kernels: a hub's instructor has well over a hundred), so the kernel may add `processes` to what
+    that user has when it starts."""
+    if not uid and processes:
+        processes += user_tasks(os.getuid())
     package, data = package_dirs()
     args = [bwrap(), *namespaces(), "--die-with-parent", "--clearenv"]
     for path in SYSTEM:
@@ -141,8 +177,6 @@ def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, proces
     binds = [(p, p) for p in sorted({os.path.realpath(p) for p in (
         sys.base_prefix, sys.prefix, sys.exec_prefix, os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))})
         if not any(p == s or p.startswith(s + "/") for s in SYSTEM)]
-    if sys.prefix != os.path.realpath(sys.prefix):  # a virtualenv reached through a link
-        binds.append((sys.prefix, sys.prefix))
     binds.append((str(package), f"{COURSE}/speclab"))
     if data.is_dir() and data.parent != package:
         binds.append((str(data), f"{COURSE}/data"))
@@ -169,12 +203,13 @@ def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, proces
     inside_env = {k: v for k, v in env.items() if k in KEEP}
     inside_env.update(HOME=f"{INSIDE}/home", TMPDIR=f"{INSIDE}/tmp", PYTHONPATH=COURSE, PYTHONNOUSERSITE="1",
                       PYTHONDONTWRITEBYTECODE="1", MPLCONFIGDIR=f"{INSIDE}/home/.config/matplotlib",
-                      PATH=os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]))
+                      PATH=os.pathsep.join([os.path.dirname(python()), "/usr/local/bin", "/usr/bin", "/bin"]))
     inside_env.setdefault("LANG", "C.UTF-8")
     for k, v in sorted(inside_env.items()):
         args += ["--setenv", k, v]
     limits = f"{int(memory)},{int(cpu)},{int(processes)},{int(disk)},{int(uid)}"
-    launcher = [sys.executable, "-I", "-S", "-c", LAUNCH, limits, INSIDE]
+    launcher = [python(), "-I", "-S", "-c", LAUNCH, limits, INSIDE]
+    kernel_cmd = [unlinked(arg) for arg in kernel_cmd]
     # bwrap and its reaper ignore SIGINT (the grader interrupts a cell by signalling the kernel's process
     # group, bwrap's included); the kernel itself handles it as it always does
     return ["/bin/sh", "-c", 'trap "" INT; exec "$0" "$@"', *args, "--", *launcher, *kernel_cmd]

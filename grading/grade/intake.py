@@ -207,6 +207,12 @@ def compare_with_release(nb, release):
     return notes, mended or bool(retyped)
 
 
+# nbgrader's own files in a submission: the exchange writes them at submit time. autograde reads
+# timestamp.txt (the submission time: late penalties) and release_feedback both, so they travel (small
+# plain files only); neither is the student's work.
+NBGRADER_FILES = ("timestamp.txt", "submission_secret.txt")
+
+
 def other_files(folder):
     """The submission's files that are not its top-level notebooks (relative paths, sorted; links not followed)."""
     out = []
@@ -215,7 +221,7 @@ def other_files(folder):
         rel = os.path.relpath(dirpath, folder)
         for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
             path = os.path.join(dirpath, name)
-            if rel == "." and name.endswith(".ipynb") and not os.path.islink(path):
+            if rel == "." and (name.endswith(".ipynb") or name in NBGRADER_FILES) and not os.path.islink(path):
                 continue
             out.append(name if rel == "." else f"{rel}/{name}")
     return sorted(out)
@@ -234,6 +240,10 @@ def prepare(job):
     dest.mkdir(parents=True)
     for nb in found:
         shutil.copyfile(nb, dest / nb.name)
+    for name in NBGRADER_FILES:
+        path = folder / name
+        if path.is_file() and not path.is_symlink() and path.stat().st_size < 1024:
+            shutil.copyfile(path, dest / name)
     others = other_files(folder)
     if others:
         shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")

@@ -5,6 +5,8 @@ import re
 import shutil
 from pathlib import Path
 
+from .intake import NBGRADER_FILES
+
 
 NOTES_START, NOTES_END = "<!-- grading notes -->", "<!-- /grading notes -->"
 
@@ -42,7 +44,7 @@ def write_notes(root, res):
 
 def publish(root, res, scratch, names=None):
     """Replace the course's autograded/ and feedback/ folders of this submission by the scratch course's,
-    notes included. Only the graded notebooks (autograded/) and their pages (feedback/) are copied: never
+    notes included. Only the graded notebooks (autograded/), their pages (feedback/) and nbgrader's timestamp.txt and submission_secret.txt are copied: never
     another file from the folder a kernel ran in (`names`: the assignment's notebook names; None: every
     top-level notebook or page)."""
     for kind, suffix in (("autograded", ".ipynb"), ("feedback", ".html")):
@@ -55,6 +57,10 @@ def publish(root, res, scratch, names=None):
             for path in sorted(made.glob(f"*{suffix}")):
                 if path.is_file() and not path.is_symlink() and (names is None or path.stem in names):
                     shutil.copyfile(path, dest / path.name)
+            for name in NBGRADER_FILES:  # nbgrader's (release_feedback reads them), never the kernel's
+                path = made / name
+                if path.is_file() and not path.is_symlink() and path.stat().st_size < 1024:
+                    shutil.copyfile(path, dest / name)
     pages = any((Path(root) / "feedback" / res.student / res.aid).glob("*.html"))
     if res.status != "failed" and (res.notes or not pages):
         write_notes(root, res)  # a failed one gets its page once merged, with the assignment's points

@@ -359,7 +359,8 @@ def test_one_class_on_a_real_hub(world):
             hog_score = bs.losing(None)(REPO, AID)[0]
             step("expected scores (reference runs)")
             rows = grades_csv(course)
-            assert float(rows[A]["raw_score"]) == full and float(rows[A]["late_submission_penalty"]) == 0, rows[A]
+            assert float(rows[A]["raw_score"]) == full and float(rows[A]["late_submission_penalty"]) == 0, (
+                rows[A], graded.stdout[-3000:])
             assert float(rows[B]["raw_score"]) == full - lost, (
                 f"B's mistake ({desc}) must cost {lost} points: {rows[B]}", graded.stdout[-2000:])
             assert float(rows[B]["late_submission_penalty"]) == full - lost and float(rows[B]["score"]) == 0, (
