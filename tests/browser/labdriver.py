@@ -338,7 +338,16 @@ def error_of(output):
 
 TRACEBACK_NAME = re.compile(r"^(\w*(?:Error|Exception|Interrupt|Exit))\b", re.M)
 # A top-level matplotlib call: this cell must show a figure (a `def` draws only when called).
+PENDING_LINE = "first: this cell shows its results."  # speclab.pending.needs
 MAKES_FIGURE = re.compile(r"^(?:\w+\s*,\s*\w+\s*=\s*)?(?:fig\w*\s*,\s*\w+\s*=\s*)?plt\.(subplots|figure|show)\(", re.M)
+
+
+
+def says_pending(cell):
+    """Whether the cell printed speclab.pending's line: its figure needs an exercise the student copy has not
+    solved, and the cell says which instead of drawing empty axes (issue 27)."""
+    import json
+    return PENDING_LINE in json.dumps(cell["outputs"])
 
 
 def widget_error_names(stderr_texts):
@@ -589,7 +598,7 @@ def check_cells(cells, student, problems, source_cells=None):
                 problems.add(where, f"widget {n} rendered its controls but no figure")
             if not w["controls"]:
                 problems.add(where, f"widget {n} shows no slider, dropdown or button")
-        if source_cells and student and not errors:
+        if source_cells and student and not errors and not says_pending(cell):
             src = source_cells.get(cell["index"])
             if src and (cell["imagesShown"] < src["imagesShown"] or cell["widgetViews"] < src["widgetViews"]):
                 problems.add(where, f"shows {cell['imagesShown']} figure(s) and {cell['widgetViews']} widget(s);"
