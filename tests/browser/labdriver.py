@@ -552,13 +552,31 @@ def _settled(cells):
     return True
 
 
+# Scroll the cell at this index into view, as a learner does who scrolls down to its figure.
+JS_SCROLL_TO = """async (index) => { const nb = window.jupyterapp.shell.currentWidget.content;
+  await nb.scrollToItem(index, 'center'); }"""
+
+# How long a cell may stay unsettled before it is scrolled into view. JupyterLab renders outputs of
+# cells out of view lazily: once (1 of about 300 cells with figures in a CI run) a figure the kernel had
+# sent was still not in the page a minute after Run All, with no <img> at all in its cell.
+SCROLL_AFTER_S = 5
+
+
 def read_cells(page, timeout=2 * RENDER_S):
-    """The code cells as the page shows them, once every widget and figure has drawn (or the timeout passed)."""
-    deadline = time.monotonic() + timeout
+    """The code cells as the page shows them, once every widget and figure has drawn (or the timeout passed).
+
+    A cell still unsettled after SCROLL_AFTER_S is scrolled into view, once, as a reader would."""
+    start = time.monotonic()
+    deadline, scrolled = start + timeout, set()
     while True:
         cells = page.evaluate(JS_CELLS)
         if _settled(cells) or time.monotonic() > deadline:
             return cells
+        if time.monotonic() - start > SCROLL_AFTER_S:
+            for cell in cells:
+                if cell["index"] not in scrolled and not _settled([cell]):
+                    scrolled.add(cell["index"])
+                    page.evaluate(JS_SCROLL_TO, cell["index"])
         time.sleep(0.5)
 
 
