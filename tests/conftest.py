@@ -19,6 +19,28 @@ def aid(request):
     return request.param
 
 
+# --- markers: `make unit` is the fast inner loop, `make test` runs everything ----------------------
+
+# Modules that execute whole notebooks, grade a class or build a wheel: minutes, not seconds.
+SLOW = {"grading/test_pipeline.py", "grading/test_grader_strength.py", "grading/test_grading_class.py",
+        "grading/test_exchange.py", "grading/test_integrity_kernel.py", "packaging/test_wheel.py"}
+# A test that asks for one of these fixtures executes a notebook (or makes a release) too.
+SLOW_FIXTURES = {"executed"}
+
+
+def pytest_collection_modifyitems(items):
+    """Mark each test by where it lives (browser/, hub/) and by what it costs (slow), so that
+    `pytest -m "not slow and not browser and not hub"` (make unit) is a minute or two."""
+    tests = Path(__file__).parent
+    for item in items:
+        where = Path(str(item.path)).relative_to(tests).as_posix()
+        top = where.split("/")[0]
+        if top in ("browser", "hub"):
+            item.add_marker(top)
+        if where in SLOW or top in ("browser", "hub") or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker("slow")
+
+
 # --- work shared between tests (and between xdist workers) ---------------------------------------
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,7 @@ over IDLE seconds. Timestamps are the one machine's clock, so the two queues are
 
     python -m devtools.bench stalls                    # ROUNDS=2 (18 executions per setting)
     SPECLAB_STALL_ROUNDS=30 python -m devtools.bench stalls
+    SPECLAB_STALL_ROUNDS=50 SPECLAB_STALL_SETTINGS=sliced python -m devtools.bench stalls   # the fix alone
 """
 import os
 import statistics
@@ -25,6 +26,14 @@ from datetime import datetime, timezone
 LIMIT = 30         # seconds: the cell time limit here (a stall costs this)
 IDLE = 5           # seconds: a longer wait in either queue is a stall
 SETTINGS = ("original", "sliced")
+
+
+def settings():
+    chosen = tuple(os.environ.get("SPECLAB_STALL_SETTINGS", ",".join(SETTINGS)).split(","))
+    unknown = set(chosen) - set(SETTINGS)
+    if unknown:
+        raise ValueError(f"SPECLAB_STALL_SETTINGS: unknown {sorted(unknown)}; choose from {SETTINGS}")
+    return chosen
 
 
 def rounds():
@@ -84,10 +93,11 @@ def run(n_rounds=None, notebooks=None):
     from grading.course import assignments, source_notebook
 
     paths = [str(source_notebook(aid)) for aid in (notebooks or assignments())]
-    results = {s: [] for s in SETTINGS}
+    chosen = settings()
+    results = {s: [] for s in chosen}
     with ProcessPoolExecutor(2, initializer=_worker_init) as pool:
         for r in range(n_rounds or rounds()):
-            order = SETTINGS if r % 2 == 0 else SETTINGS[::-1]
+            order = chosen if r % 2 == 0 else chosen[::-1]
             for setting in order:
                 for path, out in zip(paths, pool.map(execute_timed, paths, [setting] * len(paths))):
                     results[setting].append((os.path.basename(path), *out))

@@ -11,7 +11,7 @@ import pytest
 from speclab import ScriptedRNG, ngram, sample_from, textspec
 from speclab.speculative import residual, tv_distance
 
-CORPORA = Path(__file__).resolve().parent.parent / "data" / "corpora"
+CORPORA = Path(__file__).resolve().parents[2] / "data" / "corpora"
 
 
 @pytest.fixture(scope="module")
