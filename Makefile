@@ -1,6 +1,7 @@
 # Guess, then check: speculative decoding in NumPy.
 #   make lab      set up, make your working copy in work/ (never overwritten), open JupyterLab
 #   make test     set up (and JupyterHub's proxy, for the hub test), run every test
+#   make lint     ruff over the code and the source notebooks (pyproject.toml [tool.ruff])
 #   make unit     the fast inner loop: every test but the slow, browser and hub ones (a minute or two)
 #   make release  regenerate the student notebooks in notebooks/ from solutions/
 #   make grade    autograde everything in submitted/, write feedback/ and grades.csv
@@ -17,7 +18,7 @@ NB     ?=
 export JUPYTER_CONFIG_PATH := $(CURDIR)/grading
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup proxy lab test unit release grade check bench work screenshots
+.PHONY: setup proxy lab lint test unit release grade check bench work screenshots
 
 setup: $(STAMP)
 
@@ -50,6 +51,9 @@ PYTEST_ARGS ?= -n auto --dist loadgroup -q
 
 test: setup proxy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(BIN)/ruff check .
 
 unit: setup
 	$(BIN)/python -m pytest -m "not slow and not browser and not hub" $(PYTEST_ARGS)

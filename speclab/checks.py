@@ -6,7 +6,7 @@ here calls numpy: values are turned into Python floats and compared with operato
 """
 # Bound at import, before any student code runs: a later `builtins.float = ...` or
 # `math.fsum = ...` in a solution cell changes nothing here.
-from builtins import AssertionError, float, hasattr, isinstance, len, list, repr, tuple, zip  # noqa: A004
+from builtins import AssertionError, float, hasattr, isinstance, len, list, repr, tuple, zip
 from math import fsum as _fsum
 
 

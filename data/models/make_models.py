@@ -41,7 +41,7 @@ import torch.nn.functional as F
 HERE = Path(__file__).resolve().parent
 CORPORA = HERE.parent / "corpora"
 sys.path.insert(0, str(CORPORA))
-from make_corpora import JARGON_SECTIONS, STDLIB_FILES, ascii_only  # noqa: E402  (08's rules, reused)
+from make_corpora import STDLIB_FILES, ascii_only  # noqa: E402  (08's rules, reused)
 
 V = 128
 CONTEXT = 128          # positions the models know; the course's cache is this long
@@ -179,7 +179,7 @@ def train(cfg, data, held, steps, batch, lr, exit_weight, log_every, teacher=Non
             losses = {e: F.cross_entropy(out[e].reshape(-1, V), soft) for e in exits}
         else:
             losses = {e: F.cross_entropy(out[e].reshape(-1, V), y.reshape(-1)) for e in exits}
-        loss = losses[cfg["n_layer"]] + sum(exit_weight * l for e, l in losses.items() if e != cfg["n_layer"])
+        loss = losses[cfg["n_layer"]] + sum(exit_weight * loss_e for e, loss_e in losses.items() if e != cfg["n_layer"])
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

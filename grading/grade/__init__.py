@@ -45,7 +45,7 @@ from ..course import REPO, load_config
 from . import intake, merge, pool as pools, report
 from .intake import Job, Result
 from .report import REPORT, summary, write_report
-from .run import GIB, MAX_OUTPUT_CHARS, TRUNCATED, tree_state  # noqa: F401: the package's API
+from .run import GIB, tree_state
 
 __all__ = ["grade", "main", "Result", "REPORT", "summary", "tree_state", "default_memory_limit", "parse_size",
            "NoSandbox"]
@@ -166,7 +166,7 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
     if export:
         try:
             report.export(root, config)
-        except Exception as e:  # noqa: BLE001: the scores are in the gradebook; say so, do not lose the run
+        except Exception as e:  # the scores are in the gradebook; say so, do not lose the run
             print(f"could not write grades.csv ({type(e).__name__}: {e}); run `nbgrader export`", flush=True)
     timings["report"] = clock() - t
     if not quiet:

@@ -133,7 +133,7 @@ def read_notebook(path):
         for cell in nb.cells:
             if not isinstance(cell.get("source"), str):
                 raise ValueError("a cell has no source text")
-    except Exception as e:  # noqa: BLE001: any reason it is not a notebook
+    except Exception as e:  # any reason it is not a notebook
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         return None, f"{Path(path).name} could not be read: it is JSON but not a Jupyter notebook ({first[:120]})"
     return nb, None

@@ -94,7 +94,7 @@ def record(gb, root, res):
     notes = len(res.notes)
     try:
         merge(gb, res)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         gb.db.rollback()
         res.fail(f"could not record the scores: {type(e).__name__}: {e}", "")
     if res.status == "failed" or len(res.notes) != notes:

@@ -75,7 +75,7 @@ class Pool:
             job = self.futures.pop(future)
             try:
                 outcome = future.result()
-            except BaseException as e:  # noqa: BLE001: every outcome is reported, none stops the class
+            except BaseException as e:  # every outcome is reported, none stops the class
                 if isinstance(e, (KeyboardInterrupt, SystemExit)):
                     raise
                 outcome = e

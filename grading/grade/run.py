@@ -367,7 +367,7 @@ def runtime_notes(res, autograded_nb, timeout, memory_limit=0):
     """Notes from the executed notebook: stopped cells, dead kernels, memory, errors outside tests, cut output."""
     try:
         cells = json.loads(Path(autograded_nb).read_text(encoding="utf-8"))["cells"]
-    except Exception:  # noqa: BLE001
+    except Exception:
         return
     for i, cell in enumerate(cells):
         if cell.get("cell_type") != "code":
@@ -431,7 +431,7 @@ def grade_submission(job, base_config):
         try:
             record = autograde(base_config, scratch, aid, student, job.cell_timeout, job.memory_limit,
                                job.sandbox, job.cpu_limit)
-        except Exception as e:  # noqa: BLE001: reported as this submission's failure
+        except Exception as e:  # reported as this submission's failure
             record = {"success": False, "error": f"{type(e).__name__}: {e}"}
         res.timings["nbgrader"] = time.perf_counter() - t
         t = time.perf_counter()

@@ -6,7 +6,6 @@ first notebook from the copy's new work/ folder.
 """
 import os
 import shutil
-import subprocess
 
 import nbformat
 import pytest

@@ -98,7 +98,7 @@ def world():
                 left = undo()
                 if left:
                     errors.append(f"{undo}: had to kill {left}")
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 errors.append(f"{type(e).__name__}: {e}")
         shutil.rmtree(base, ignore_errors=True)
         assert not errors, "cleaning up the hub test: " + "; ".join(errors)
@@ -271,7 +271,7 @@ def test_one_class_on_a_real_hub(world):
     from playwright.sync_api import sync_playwright
 
     step = Steps()
-    acc, exchange, course, hub = world["accounts"], world["exchange"], world["course"], world["hub"]
+    acc, exchange, course = world["accounts"], world["exchange"], world["course"]
     A, B, C = (acc.names[r] for r in ("alice", "bob", "carol"))
     right = hub_.solution_sources(bs.solved(REPO, AID))
     _, func, desc, mistake = bs.wrong_answer(REPO, AID, 0)

@@ -2,13 +2,13 @@
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-from speclab import draft, onetoken, target  # noqa: E402
-from speclab import speculative as ref  # noqa: E402
-from speclab.isolate import alone  # noqa: E402
+from speclab import draft, onetoken, target
+from speclab import speculative as ref
+from speclab.isolate import alone
 
 P = target()
 

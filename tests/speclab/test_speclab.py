@@ -1,5 +1,4 @@
 """Unit tests for the shared helpers in speclab/."""
-import json
 import subprocess
 import sys
 
@@ -8,11 +7,11 @@ import numpy as np
 import pytest
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from grading.course import REPO  # noqa: E402
-from speclab import ScriptedRNG, blend, draft, name, names, sample_from, target, temper, token  # noqa: E402
-from speclab import checks, speculative as S, style, tables, timeline, widgets  # noqa: E402
+from grading.course import REPO
+from speclab import ScriptedRNG, blend, draft, name, names, sample_from, target, temper, token
+from speclab import checks, speculative as S, style, tables, timeline, widgets
 
 
 # --- tokens -----------------------------------------------------------------------
@@ -48,15 +47,15 @@ def test_tables_are_copies():
 
 
 def test_blend_and_temper():
-    P, O = target(), tables.table("other2")
-    assert np.allclose(blend(P, O, 1.0), P) and np.allclose(blend(P, O, 0.0), O)
+    P, other = target(), tables.table("other2")
+    assert np.allclose(blend(P, other, 1.0), P) and np.allclose(blend(P, other, 0.0), other)
     assert np.allclose(temper(P, 1.0), P)
     assert tables.is_model(temper(P, 0.5)) and tables.is_model(temper(P, 2.0))
     flat = temper(P, 1e6)
     assert np.allclose(flat, 1 / 6, atol=1e-4), "a huge temperature flattens every row"
     assert (temper(P, 0.3).max(axis=1) > P.max(axis=1)).all(), "a low temperature sharpens every row"
     with pytest.raises(ValueError):
-        blend(P, O, 1.5)
+        blend(P, other, 1.5)
     with pytest.raises(ValueError):
         temper(P, 0)
     with pytest.raises(KeyError):
