@@ -4,8 +4,9 @@ import math
 import numpy as np
 import pytest
 
-from speclab import ScriptedRNG, draft, ngram, sample_from, target, textspec
-from speclab import costs, hardware as hw, multidraft as md
+from speclab import ScriptedRNG, costs, draft, ngram, sample_from, target, textspec
+from speclab import hardware as hw
+from speclab import multidraft as md
 from speclab.speculative import residual, tv_distance
 
 P = target()

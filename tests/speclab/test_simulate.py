@@ -17,7 +17,14 @@ import numpy as np
 import pytest
 
 from speclab import draft, exact, roundview, simulate, target
-from speclab.speculative import RULES, draft_tokens, speculative_joint, target_joint, tv_distance, verify_round
+from speclab.speculative import (
+    RULES,
+    draft_tokens,
+    speculative_joint,
+    target_joint,
+    tv_distance,
+    verify_round,
+)
 
 P = target()
 GOOD, POOR = draft("good"), draft("poor")
@@ -275,10 +282,10 @@ def test_vectorised_three_token_window_matches_exact(rule):
 # simulate.py (vectorised) and exact.py (enumeration) keep their own forms of the rules;
 # these exact checks tie each of them to the one round, outcome by outcome.
 
-from collections import defaultdict                                   # noqa: E402
+from collections import defaultdict  # noqa: E402
 
-from speclab import textspec                                          # noqa: E402
-from speclab.sampling import ScriptedRNG                              # noqa: E402
+from speclab import textspec  # noqa: E402
+from speclab.sampling import ScriptedRNG  # noqa: E402
 from speclab.speculative import TableRows, accept_prob, residual, verify_drafts  # noqa: E402
 
 

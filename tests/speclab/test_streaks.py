@@ -7,7 +7,14 @@ import pytest
 
 from speclab.costs import expected_tokens
 from speclab.pending import needs
-from speclab.streaks import bound, markov_bits_exact, replay, round_start_pair, streaky_bits, transition
+from speclab.streaks import (
+    bound,
+    markov_bits_exact,
+    replay,
+    round_start_pair,
+    streaky_bits,
+    transition,
+)
 
 
 @pytest.mark.parametrize("k", [1, 2, 5, 9])
