@@ -1,4 +1,5 @@
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -102,6 +103,66 @@ def released(run_cache):
             scratch_course(tmp, [aid], release="generate")
             os.replace(tmp, dest)
         return dest
+    return make
+
+
+@pytest.fixture(scope="session")
+def autograded(run_cache, released):
+    """autograded(aid) -> (course, mistake): a read-only course in which nbgrader's autograde (in this
+    process, as `make grade` runs it) has graded three submissions of aid, and generate_feedback the third:
+      reference  the student copy with the source's answers filled in (so its run is the source's run,
+                 hidden tests included: tests/notebooks reads it instead of executing the source again);
+      blank      the student copy as released;
+      onewrong   the reference with the catalog's first mistake for its first function;
+    mistake is (function, name of the mistake, its source). Made once per run by whichever xdist worker
+    asks first (the others wait on a lock)."""
+    import fcntl
+    import shutil
+
+    import nbformat
+
+    from devtools import catalog
+    from devtools.coursework import answers, fill
+    from grading.cells import is_solution
+    from grading.course import nbgrader_api, release_notebook, source_notebook
+
+    def submit(root, aid, student, nb):
+        folder = root / "submitted" / student / aid
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / f"{aid}.ipynb")
+
+    def run(step, *args):
+        result = step(*args)
+        assert result.get("success"), (f"nbgrader {step.__name__} {args} failed:\n"
+                                       f"{result.get('error') or result.get('log')}")
+
+    def make(aid):
+        dest = run_cache / f"autograded-{aid}"
+        func, kinds = next(iter(catalog.load()[aid].items()))
+        name, value = next(iter(kinds["wrong"].items()))
+        wrong_src, _ = catalog.split(value)
+        with open(run_cache / f"autograded-{aid}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not dest.exists():
+                tmp = run_cache / f"autograded-{aid}.{os.getpid()}.tmp"
+                shutil.rmtree(tmp, ignore_errors=True)
+                shutil.copytree(released(aid), tmp)
+                source = nbformat.read(source_notebook(aid, tmp), as_version=4)
+                student = nbformat.read(release_notebook(aid, tmp), as_version=4)
+                reference = fill(nbformat.from_dict(student), answers(source))
+                wrong = nbformat.from_dict(reference)
+                defining = [c for c in wrong.cells if is_solution(c)
+                            and re.search(rf"^def {re.escape(func)}\b", c.source, re.M)]
+                assert len(defining) == 1, f"{aid}: exactly one solution cell must define {func}"
+                defining[0].source = wrong_src
+                for student_id, nb in (("reference", reference), ("blank", student), ("onewrong", wrong)):
+                    submit(tmp, aid, student_id, nb)
+                api = nbgrader_api(tmp)
+                for student_id in ("reference", "blank", "onewrong"):
+                    run(api.autograde, aid, student_id)
+                run(api.generate_feedback, aid, "onewrong")
+                os.replace(tmp, dest)
+        return dest, (func, name, wrong_src)
     return make
 
 
