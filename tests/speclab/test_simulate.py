@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pytest
 
-from speclab import draft, exact, roundview, simulate, target
+from speclab import draft, exact, simulate, target
 from speclab.speculative import (
     RULES,
     draft_tokens,
@@ -153,21 +153,6 @@ def test_expected_sampling_tv_is_the_binomial_mean_absolute_deviation():
     assert abs(exact.expected_sampling_tv(J, 60_000) - normal) < 1e-5, "many samples: the normal approximation"
 
 
-def test_draw_windows_marks_exact_zeros():
-    import matplotlib
-    matplotlib.use("Agg")
-    from speclab import widgets
-    fig = widgets.new_figure((7.5, 3.6))
-    ax = fig.add_subplot()
-    tvs = {rule: exact.window_tvs(P, GOOD, 0, 1, 4, rule) for rule in RULES[1:]}
-    roundview.draw_windows(ax, np.arange(1, 5), tvs, [0.003, 0.007, 0.014, 0.027], k=1)
-    hollow = [line for line in ax.lines if line.get_marker() == "o" and line.get_markerfacecolor() == "white"
-              and len(line.get_xdata())]   # every rule has a line for its zeros; only continue's has any
-    assert len(hollow) == 1 and len(hollow[0].get_xdata()) == 4, "continue at k = 1 is exactly 0 in all four windows"
-    assert ax.get_ylim() == (1e-3, 1)
-    widgets.png(fig)
-
-
 def test_expected_round_perfect_draft():
     acc, emitted = exact.expected_round(P, P, 0, 4, "correct")
     assert abs(acc - 4) < 1e-12 and abs(emitted - 5) < 1e-12
@@ -256,18 +241,6 @@ def test_vectorised_round_statistics_match_exact(rule, setting):
     assert (run.emitted == emitted).all(), "emitted tokens must follow from the accepted count"
     assert run.accept_rate == run.accepted.sum() / (n * k)
     assert run.tokens_per_call == run.emitted.sum() / n
-
-
-# --- the picture of one round follows the contract --------------------------------
-
-@pytest.mark.parametrize("rule", RULES)
-def test_trace_round_emits_what_verify_round_emits(rule):
-    for seed in range(200):
-        trace = roundview.trace_round(P, GOOD, 0, 4, np.random.default_rng(seed), rule)
-        rng = np.random.default_rng(seed)
-        expected = verify_round(P, GOOD, 0, draft_tokens(GOOD, 0, 4, rng), rng, rule)
-        assert trace["emitted"] == expected
-        assert sum(t["ok"] for t in trace["tests"]) == trace["stop"]
 
 
 @pytest.mark.parametrize("rule", RULES)
