@@ -17,7 +17,10 @@ over IDLE seconds. Timestamps are the one machine's clock, so the two queues are
     SPECLAB_STALL_ROUNDS=30 python -m devtools.bench stalls
     SPECLAB_STALL_ROUNDS=50 SPECLAB_STALL_SETTINGS=sliced python -m devtools.bench stalls   # the fix alone
     SPECLAB_STALL_LIMIT=120 ...   # a loaded machine: honest cells stay under the limit (a stall then costs 120 s)
+    SPECLAB_STALL_NOTEBOOKS=01,02,03 ...   # only these notebooks (by number)
+    SPECLAB_STALL_LOG=/tmp/stalls.jsonl ...  # also one JSON line per execution as it ends
 """
+import json
 import os
 import statistics
 import sys
@@ -99,7 +102,11 @@ def run(n_rounds=None, notebooks=None):
     """{setting: [(notebook, wall, kernel queue, client queue, lost wake-ups, timed out)]}, the settings alternating."""
     from grading.course import assignments, source_notebook
 
-    paths = [str(source_notebook(aid)) for aid in (notebooks or assignments())]
+    chosen_nbs = notebooks or [a for a in assignments()
+                               if not os.environ.get("SPECLAB_STALL_NOTEBOOKS")
+                               or a[:2] in os.environ["SPECLAB_STALL_NOTEBOOKS"].split(",")]
+    paths = [str(source_notebook(aid)) for aid in chosen_nbs]
+    log = os.environ.get("SPECLAB_STALL_LOG")  # one JSON line per execution, as it ends
     chosen = settings()
     results = {s: [] for s in chosen}
     with ProcessPoolExecutor(2, initializer=_worker_init) as pool:
@@ -109,6 +116,9 @@ def run(n_rounds=None, notebooks=None):
             for setting in order:
                 for path, out in zip(paths, pool.map(execute_timed, paths, [setting] * len(paths))):
                     results[setting].append((os.path.basename(path), *out))
+                    if log:
+                        with open(log, "a") as f:
+                            f.write(json.dumps([setting, *results[setting][-1]]) + "\n")
     return results
 
 
