@@ -6,13 +6,16 @@ as edit(old, new) of it (devtools/catalog/__init__.py), so that the diff is the 
 
 An entry is rewritten only when the edit gives back the same code: the syntax tree of the edited
 reference equals the entry's (docstrings aside), so every verdict stays as it was. An entry that
-changes more of its code than it keeps, or that needs more than MAX_HUNKS separate edits, stays a
+needs more lines (old and new) than it keeps, or that needs more than MAX_HUNKS separate edits, stays a
 whole source: it is a rewrite, not a one-line slip.
 """
 import ast
 import difflib
 import importlib
+import io
+import re
 import sys
+import tokenize
 from pathlib import Path
 
 from devtools.catalog import Edit, _block, _indent, apply, reference
@@ -54,17 +57,116 @@ def _dedented(lines, pad):
     return "\n".join(line[len(pad):] if line.startswith(pad) else line.lstrip() for line in lines)
 
 
+def _one_statement_a_line(lines):
+    """The lines with `a; b` written as two lines at the same indentation (the reference's style)."""
+    out = []
+    for line in lines:
+        body = line.strip()
+        try:
+            stmts = ast.parse(body).body if ";" in body else []
+        except SyntaxError:
+            stmts = []
+        if len(stmts) > 1 and all(s.lineno == s.end_lineno == 1 for s in stmts):
+            out += [_indent(line) + ast.get_source_segment(body, s) for s in stmts]
+        else:
+            out.append(line)
+    return out
+
+
+def _locals(source):
+    """The names a source's functions bind (parameters, assignments, loop and `as` targets)."""
+    out = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.arg):
+            out.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.add(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            out.add(node.name)
+    return out
+
+
+def _canonical(source, names):
+    """The syntax tree with the given names replaced by v0, v1, ... in order of appearance."""
+    order = {}
+
+    class Rename(ast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id in names:
+                node.id = order.setdefault(node.id, f"v{len(order)}")
+            return node
+
+        def visit_arg(self, node):
+            if node.arg in names:
+                node.arg = order.setdefault(node.arg, f"v{len(order)}")
+            return node
+    return ast.dump(Rename().visit(ast.parse(source)))
+
+
+_WORD = re.compile(r"[A-Za-z_]\w*|\S")
+
+
+def in_reference_names(ref, source):
+    """source with its local names renamed to the reference's where the two line up (same code but for the
+    names), or source itself where nothing lines up or a renaming would clash."""
+    try:
+        mine, theirs = _locals(source), _locals(ref)
+    except SyntaxError:
+        return source
+    r = [ln for ln in ref.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    e = [ln for ln in _one_statement_a_line(source.splitlines()) if ln.strip() and not ln.strip().startswith("#")]
+    shape = lambda line, names: tuple("§" if w in names else w for w in _WORD.findall(line))  # noqa: E731
+    sm = difflib.SequenceMatcher(None, [shape(x, theirs) for x in r], [shape(x, mine) for x in e], autojunk=False)
+    votes = {}
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag != "equal":
+            continue
+        for x, y in zip(r[i1:i2], e[j1:j2]):
+            for a, b in zip(_WORD.findall(x), _WORD.findall(y)):
+                if a in theirs and b in mine:
+                    votes.setdefault(b, {}).setdefault(a, 0)
+                    votes[b][a] += 1
+    rename = {b: max(v, key=v.get) for b, v in votes.items()}
+    rename = {b: a for b, a in rename.items() if a != b}
+    if not rename:
+        return source
+    final = [rename.get(n, n) for n in mine]
+    used = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)} - mine
+    if len(set(final)) != len(final) or set(rename.values()) & used:
+        return source  # two names would become one, or a local would hide a global
+    out, depth, prev = [], 0, None
+    toks = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    for k, tok in enumerate(toks):
+        string = tok.string
+        if tok.type == tokenize.OP and string in "([{":
+            depth += 1
+        elif tok.type == tokenize.OP and string in ")]}":
+            depth -= 1
+        nxt = toks[k + 1].string if k + 1 < len(toks) else ""
+        if (tok.type == tokenize.NAME and string in rename and not (prev == ".")
+                and not (depth > 0 and nxt == "=")):
+            tok = tok._replace(string=rename[string])
+        out.append(tok)
+        prev = string
+    renamed = tokenize.untokenize(out)
+    try:
+        same = _canonical(renamed, set(final)) == _canonical(source, mine)
+    except SyntaxError:
+        same = False
+    return renamed if same else source
+
+
 def as_edit(ref, source):
     """An Edit of ref that gives back source's code, or None where the entry is better left whole."""
+    source = in_reference_names(ref, source)
     want = _tree(source)
     if want is None:
         return None
-    r, e = ref.splitlines(), source.strip("\n").splitlines()
+    r, e = ref.splitlines(), _one_statement_a_line(source.strip("\n").splitlines())
     rc, ec = _code(r, _docstring_lines(ref)), _code(e)
     sm = difflib.SequenceMatcher(None, [r[i].rstrip() for i in rc], [e[j].rstrip() for j in ec], autojunk=False)
     hunks = [op for op in sm.get_opcodes() if op[0] != "equal"]
-    kept = sum(i2 - i1 for tag, i1, i2, _, _ in sm.get_opcodes() if tag == "equal")
-    if not hunks or len(hunks) > MAX_HUNKS or kept < len(ec) - kept:
+    if not hunks or len(hunks) > MAX_HUNKS:
         return None
     changes = []
     for _, i1, i2, j1, j2 in hunks:
@@ -89,10 +191,30 @@ def as_edit(ref, source):
         else:
             return None
     result = Edit(tuple(changes))
+    body_kept = sum(i2 - i1 for tag, i1, i2, _, _ in sm.get_opcodes() if tag == "equal") - 1  # the def line aside
+    if sum(len(_block(old)) + len(_block(new)) for old, new in changes) > body_kept:
+        return None  # the edit says more than the lines it keeps: a rewrite, better read whole
     try:
         return result if _tree(apply(ref, result)) == want else None
     except ValueError:
         return None
+
+
+def _without_house_style(found):
+    """The edits without the changes most of them share: those are how the entries were written (the
+    catalog's house style, say int(...) around a sample), not their mistakes. An entry left with no
+    change of its own is dropped (it stays whole)."""
+    counts = {}
+    for _, change_set in found:
+        for change in set(change_set.changes):
+            counts[change] = counts.get(change, 0) + 1
+    common = {c for c, n in counts.items() if n >= 2 and 2 * n >= len(found)}
+    out = []
+    for node, change_set in found:
+        own = tuple(c for c in change_set.changes if c not in common)
+        if own:
+            out.append((node, Edit(own)))
+    return out
 
 
 def _literal(text):
@@ -103,11 +225,21 @@ def _literal(text):
     return "'''\n" + text + "\n'''"
 
 
-def render(change_set):
+def render(change_set, column):
     parts = [f"{_literal(old)}, {_literal(new)}" for old, new in change_set.changes]
+    text = f"edit({parts[0]})" if len(parts) == 1 else "edit(" + ", ".join(f"({p})" for p in parts) + ")"
+    if column + len(text.split("\n")[0]) <= 110:
+        return text
+    pad = "\n" + " " * (column + 4)
     if len(parts) == 1:
-        return f"edit({parts[0]})"
-    return "edit(" + ", ".join(f"({p})" for p in parts) + ")"
+        old, new = change_set.changes[0]
+        return f"edit({pad}{_literal(old)},{pad}{_literal(new)})"
+    return "edit(" + ",".join(f"{pad}({p})" for p in parts) + ")"
+
+
+def _chars(line, byte_offset):
+    """ast's column (a UTF-8 byte offset) as a character offset."""
+    return len(line.encode()[:byte_offset].decode())
 
 
 def convert(module_name, write=True):
@@ -126,23 +258,32 @@ def convert(module_name, write=True):
     for fkey, kinds in zip(catalog.keys, catalog.values):
         func = fkey.value
         ref = reference(mod.AID, func)
+        found = []
         for kinds_value in kinds.values:
             for value in kinds_value.values:
                 node = value.elts[0] if isinstance(value, ast.Tuple) else value
                 if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
-                    continue  # already an edit
+                    continue  # already an edit, or built by a helper of the module
                 change_set = as_edit(ref, node.value)
                 if change_set is None:
                     whole += 1
-                    continue
-                start = offsets[node.lineno - 1] + len(lines[node.lineno - 1].encode()[:node.col_offset].decode())
-                end = offsets[node.end_lineno - 1] + len(lines[node.end_lineno - 1].encode()[:node.end_col_offset].decode())
-                spans.append((start, end, render(change_set)))
+                else:
+                    found.append((node, change_set))
+        kept = _without_house_style(found)
+        for node, change_set in kept:
+            start = offsets[node.lineno - 1] + _chars(lines[node.lineno - 1], node.col_offset)
+            end = offsets[node.end_lineno - 1] + _chars(lines[node.end_lineno - 1], node.end_col_offset)
+            spans.append((start, end, render(change_set, len(lines[node.lineno - 1]) - len(lines[node.lineno - 1].lstrip()))))
+        whole += len(found) - len(kept)
     for start, end, new in sorted(spans, reverse=True):
         text = text[:start] + new + text[end:]
-    if spans and "import edit" not in text:
-        first = text.index("\n", text.index('"""', 3)) + 1  # after the module docstring
-        text = text[:first] + "from devtools.catalog import edit\n\n" + text[first:]
+    if spans and not re.search(r"^from devtools.catalog import .*\bedit\b", text, re.M):
+        if re.search(r"^from devtools.catalog import ", text, re.M):
+            text = re.sub(r"^from devtools.catalog import (.*)$", lambda m: "from devtools.catalog import " + ", ".join(
+                sorted(m.group(1).split(", ") + ["edit"])), text, count=1, flags=re.M)
+        else:
+            first = text.index("\n", text.index('"""', 3)) + 1  # after the module docstring
+            text = text[:first] + "from devtools.catalog import edit\n\n" + text[first:]
     if write:
         path.write_text(text)
     return len(spans), whole
