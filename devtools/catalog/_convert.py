@@ -4,10 +4,14 @@ as edit(old, new) of it (devtools/catalog/__init__.py), so that the diff is the 
     python -m devtools.catalog._convert 03 04     # rewrite devtools/catalog/nb03.py and nb04.py
     python -m devtools.catalog._convert --dry 09  # only count what would change
 
-An entry is rewritten only when the edit gives back the same code: the syntax tree of the edited
-reference equals the entry's (docstrings aside), so every verdict stays as it was. An entry that
-needs more lines (old and new) than it keeps, or that needs more than MAX_HUNKS separate edits, stays a
-whole source: it is a rewrite, not a one-line slip.
+An entry is rewritten only where the edit gives back its code: the edited reference has the
+entry's syntax tree, docstrings aside, once the entry's local names are read as the reference's
+where the two line up (in_reference_names; a renaming that would merge two names or hide a global
+is not made). An entry that needs more lines (old and new) than it keeps, or more than MAX_HUNKS
+separate edits, stays a whole source: it is a rewrite, not a one-line slip. A change that most of
+one function's edits share is how its entries were written (say int(...) around a sample), not
+their mistake: it is left out (_without_house_style), so such an entry becomes the reference with
+its mistake alone, a different code; run tests/test_grader_strength.py on the notebook after it.
 """
 import ast
 import difflib
