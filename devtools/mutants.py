@@ -27,6 +27,53 @@ from grading.cells import graded_cells, grade_id, is_solution
 from grading.course import source_notebook
 
 
+def exercises(nb):
+    """{function name: source of the solution cell that defines it} for the notebook's exercises."""
+    return {name: c.source for c in nb.cells if is_solution(c) for name in re.findall(r"^def (\w+)", c.source, re.M)}
+
+
+def _speclab_functions():
+    """{name: [functions of that name defined in a speclab module]}."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import speclab
+
+    out = {}
+    for info in sorted(pkgutil.iter_modules(speclab.__path__), key=lambda i: i.name):
+        mod = importlib.import_module(f"speclab.{info.name}")
+        for name, obj in vars(mod).items():
+            if inspect.isfunction(obj) and obj.__module__ == mod.__name__:
+                out.setdefault(name, []).append(obj)
+    return out
+
+
+def twins(aid):
+    """{exercise: its twin in speclab, or None} for one notebook.
+
+    An exercise's twin is the speclab function of its name (the integrity scan flags a student's
+    import of it as "the course's reference"); where several modules define one, the one whose
+    parameters are the exercise's.
+    """
+    import ast
+    import inspect
+
+    nb = nbformat.read(source_notebook(aid), as_version=4)
+    found = _speclab_functions()
+    out = {}
+    for name, src in exercises(nb).items():
+        candidates = found.get(name, [])
+        if len(candidates) > 1:
+            tree = next(n for n in ast.parse(src).body if isinstance(n, ast.FunctionDef) and n.name == name)
+            params = [a.arg for a in tree.args.args]
+            candidates = [f for f in candidates if list(inspect.signature(f).parameters) == params]
+        if len(candidates) > 1:
+            raise LookupError(f"{aid}: {name} has several speclab twins: {[f.__module__ for f in candidates]}")
+        out[name] = candidates[0] if candidates else None
+    return out
+
+
 def tests_naming(nb, func):
     """The graded test cells whose source calls or names `func`."""
     word = re.compile(rf"\b{re.escape(func)}\b")

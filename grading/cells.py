@@ -3,6 +3,13 @@
 A cell's `metadata.nbgrader` says what nbgrader does with it: `solution` (the student writes it),
 `grade` (a graded test, worth `points`), `locked`, and its `grade_id`. Cells read from JSON by
 hand (plain dicts) and nbformat's NotebookNode are both accepted.
+
+The course uses two of nbgrader's kinds of graded cell: the solution cell (nbgrader's "autograded
+answer": `solution` and not `grade`, a code cell the student writes, one exercise each) and the
+test cell (`grade` and not `solution`: the visible and hidden tests). nbgrader's third kind, a
+manually graded answer (`solution` and `grade`), is not used (tests/test_integrity.py checks it):
+is_solution and is_graded are the only readers of those two flags, so "solution cell" means one
+thing in grading/, devtools/ and the tests.
 """
 
 
@@ -20,8 +27,9 @@ def points(cell):
 
 
 def is_solution(cell):
-    """A code cell the student writes (a graded solution cell)."""
-    return cell.get("cell_type") == "code" and bool(meta(cell).get("solution"))
+    """A solution cell: a code cell the student writes, graded by the tests (solution and not grade)."""
+    m = meta(cell)
+    return cell.get("cell_type") == "code" and bool(m.get("solution")) and not m.get("grade")
 
 
 def is_graded(cell):
@@ -29,8 +37,13 @@ def is_graded(cell):
     return bool(meta(cell).get("grade"))
 
 
+def is_locked(cell):
+    """A cell the student may not change (nbgrader restores it before grading)."""
+    return bool(meta(cell).get("locked"))
+
+
 def solution_cells(nb):
-    """{grade_id: cell} of the notebook's solution code cells, in notebook order."""
+    """{grade_id: cell} of the notebook's solution cells, in notebook order."""
     return {grade_id(c): c for c in nb.cells if is_solution(c)}
 
 

@@ -1,4 +1,6 @@
 """Wrong and right answers for 01_branch_prediction."""
+from devtools.catalog import edit
+
 AID = "01_branch_prediction"
 
 CATALOG = {
@@ -15,13 +17,7 @@ def greedy_decode(P, ctx, n):
 def greedy_decode(P, ctx, n):
     return [int(np.argmax(P[ctx]))] * n, n
 ''',
-            "argmax down a column instead of along a row": '''
-def greedy_decode(P, ctx, n):
-    tokens, t = [], ctx
-    for _ in range(n):
-        t = int(np.argmax(P[:, t])); tokens.append(t)
-    return tokens, n
-''',
+            "argmax down a column instead of along a row": edit("t = int(np.argmax(P[t]))", "t = int(np.argmax(P[:, t]))"),
             "one token too many": '''
 def greedy_decode(P, ctx, n):
     tokens, t = [], ctx
@@ -29,13 +25,7 @@ def greedy_decode(P, ctx, n):
         t = int(np.argmax(P[t])); tokens.append(t)
     return tokens, n + 1
 ''',
-            "counts one call for the whole loop": '''
-def greedy_decode(P, ctx, n):
-    tokens, t = [], ctx
-    for _ in range(n):
-        t = int(np.argmax(P[t])); tokens.append(t)
-    return tokens, 1
-''',
+            "counts one call for the whole loop": edit("return tokens, n", "return tokens, 1"),
             "hard-coded for the six-token table": '''
 def greedy_decode(P, ctx, n):
     cycle = [4, 5, 0]
@@ -67,36 +57,18 @@ def greedy_decode(P, ctx, n):
         out.append(int(P[out[-1] if out else ctx].argmax()))
     return out, len(out)
 ''',
-            "max over indices": '''
-def greedy_decode(P, ctx, n):
-    tokens, t = [], ctx
-    for _ in range(n):
-        row = P[t]
-        t = max(range(len(row)), key=lambda i: row[i])
-        tokens.append(t)
-    return tokens, n
-''',
+            "max over indices": edit("t = int(np.argmax(P[t]))", '''
+row = P[t]
+t = max(range(len(row)), key=lambda i: row[i])
+'''),
         },
     },
     "speculative_greedy": {
         "wrong": {
-            "no bonus token after k agreements": '''
-def speculative_greedy(P, Q, ctx, n, k):
-    tokens, calls, t = [], 0, ctx
-    while len(tokens) < n:
-        g, d = [], t
-        for _ in range(k):
-            d = int(np.argmax(Q[d])); g.append(d)
-        calls += 1
-        prefix = t
-        for x in g:
-            c = int(np.argmax(P[prefix])); tokens.append(c)
-            if c != x:
-                break
-            prefix = x
-        t = tokens[-1]
-    return tokens[:n], calls
-''',
+            "no bonus token after k agreements": edit('''
+else:
+    tokens.append(int(np.argmax(P[prefix])))
+''', ""),
             "guess checked against the row of the guess itself (off by one)": '''
 def speculative_greedy(P, Q, ctx, n, k):
     tokens, calls, t = [], 0, ctx
@@ -115,82 +87,20 @@ def speculative_greedy(P, Q, ctx, n, k):
         t = tokens[-1]
     return tokens[:n], calls
 ''',
-            "keeps the guesses after a disagreement": '''
-def speculative_greedy(P, Q, ctx, n, k):
-    tokens, calls, t = [], 0, ctx
-    while len(tokens) < n:
-        g, d = [], t
-        for _ in range(k):
-            d = int(np.argmax(Q[d])); g.append(d)
-        calls += 1
-        prefix = t
-        for i, x in enumerate(g):
-            c = int(np.argmax(P[prefix])); tokens.append(c)
-            if c != x:
-                tokens.extend(g[i + 1:]); break
-            prefix = x
-        else:
-            tokens.append(int(np.argmax(P[prefix])))
-        t = tokens[-1]
-    return tokens[:n], calls
-''',
-            "counts k + 1 target calls per round": '''
-def speculative_greedy(P, Q, ctx, n, k):
-    tokens, calls, t = [], 0, ctx
-    while len(tokens) < n:
-        g, d = [], t
-        for _ in range(k):
-            d = int(np.argmax(Q[d])); g.append(d)
-        calls += k + 1
-        prefix = t
-        for x in g:
-            c = int(np.argmax(P[prefix])); tokens.append(c)
-            if c != x:
-                break
-            prefix = x
-        else:
-            tokens.append(int(np.argmax(P[prefix])))
-        t = tokens[-1]
-    return tokens[:n], calls
-''',
-            "does not trim to n tokens": '''
-def speculative_greedy(P, Q, ctx, n, k):
-    tokens, calls, t = [], 0, ctx
-    while len(tokens) < n:
-        g, d = [], t
-        for _ in range(k):
-            d = int(np.argmax(Q[d])); g.append(d)
-        calls += 1
-        prefix = t
-        for x in g:
-            c = int(np.argmax(P[prefix])); tokens.append(c)
-            if c != x:
-                break
-            prefix = x
-        else:
-            tokens.append(int(np.argmax(P[prefix])))
-        t = tokens[-1]
-    return tokens, calls
-''',
-            "emits the draft's guess instead of the target's correction": '''
-def speculative_greedy(P, Q, ctx, n, k):
-    tokens, calls, t = [], 0, ctx
-    while len(tokens) < n:
-        g, d = [], t
-        for _ in range(k):
-            d = int(np.argmax(Q[d])); g.append(d)
-        calls += 1
-        prefix = t
-        for x in g:
-            tokens.append(x)
-            if int(np.argmax(P[prefix])) != x:
-                break
-            prefix = x
-        else:
-            tokens.append(int(np.argmax(P[prefix])))
-        t = tokens[-1]
-    return tokens[:n], calls
-''',
+            "keeps the guesses after a disagreement": edit(("for x in guesses:", "for i, x in enumerate(guesses):"), ("break", '''
+tokens.extend(guesses[i + 1:])
+break
+''')),
+            "counts k + 1 target calls per round": edit("calls += 1", "calls += k + 1"),
+            "does not trim to n tokens": edit("return tokens[:n], calls", "return tokens, calls"),
+            "emits the draft's guess instead of the target's correction": edit('''
+choice = int(np.argmax(P[prefix]))
+tokens.append(choice)
+if choice != x:
+''', '''
+tokens.append(x)
+if int(np.argmax(P[prefix])) != x:
+'''),
             "calls the plain decoder and fakes the count": '''
 def speculative_greedy(P, Q, ctx, n, k):
     toks, _ = greedy_decode(P, ctx, n)
@@ -232,29 +142,10 @@ def speculative_greedy(P, Q, ctx, n, k):
 def trusting_greedy(P, Q, ctx, n, k, m):
     return speculative_greedy(P, Q, ctx, n, k)
 """, "trusts every round"),
-            "rounds counted from 0: round 1 is trusted": ("""
-def trusting_greedy(P, Q, ctx, n, k, m):
-    tokens, calls, t, r = [], 0, ctx, 0
-    while len(tokens) < n:
-        g, d = [], t
-        for _ in range(k):
-            d = int(np.argmax(Q[d])); g.append(d)
-        if r % m == 0:
-            tokens.extend(g)
-        else:
-            calls += 1
-            prefix = t
-            for x in g:
-                c = int(np.argmax(P[prefix])); tokens.append(c)
-                if c != x:
-                    break
-                prefix = x
-            else:
-                tokens.append(int(np.argmax(P[prefix])))
-        r += 1
-        t = tokens[-1]
-    return tokens[:n], calls
-""", "count rounds from 1"),
+            "rounds counted from 0: round 1 is trusted": (edit(("round_no += 1", ""), ("t = tokens[-1]", '''
+round_no += 1
+t = tokens[-1]
+''')), "count rounds from 1"),
             "a trusted round still counts a target call": ("""
 def trusting_greedy(P, Q, ctx, n, k, m):
     tokens, calls, t, r = [], 0, ctx, 0
@@ -278,30 +169,14 @@ def trusting_greedy(P, Q, ctx, n, k, m):
         t = tokens[-1]
     return tokens[:n], calls
 """, "no target call"),
-            "a trusted round adds the bonus token too": ("""
-def trusting_greedy(P, Q, ctx, n, k, m):
-    tokens, calls, t, r = [], 0, ctx, 0
-    while len(tokens) < n:
-        r += 1
-        g, d = [], t
-        for _ in range(k):
-            d = int(np.argmax(Q[d])); g.append(d)
-        if r % m == 0:
-            tokens.extend(g)
-            tokens.append(int(np.argmax(P[g[-1]])))
-        else:
-            calls += 1
-            prefix = t
-            for x in g:
-                c = int(np.argmax(P[prefix])); tokens.append(c)
-                if c != x:
-                    break
-                prefix = x
-            else:
-                tokens.append(int(np.argmax(P[prefix])))
-        t = tokens[-1]
-    return tokens[:n], calls
-""", "no bonus"),
+            "a trusted round adds the bonus token too": (edit('''
+    tokens.extend(guesses)
+else:
+''', '''
+    tokens.extend(guesses)
+    tokens.append(int(np.argmax(P[guesses[-1]])))
+else:
+'''), "no bonus"),
             "after a trusted round the next one drafts from the old start token": """
 def trusting_greedy(P, Q, ctx, n, k, m):
     tokens, calls, t, r = [], 0, ctx, 0
@@ -325,29 +200,7 @@ def trusting_greedy(P, Q, ctx, n, k, m):
         t = tokens[-1]
     return tokens[:n], calls
 """,
-            "the condition inverted: trusts every round except the m-th": """
-def trusting_greedy(P, Q, ctx, n, k, m):
-    tokens, calls, t, r = [], 0, ctx, 0
-    while len(tokens) < n:
-        r += 1
-        g, d = [], t
-        for _ in range(k):
-            d = int(np.argmax(Q[d])); g.append(d)
-        if r % m != 0:
-            tokens.extend(g)
-        else:
-            calls += 1
-            prefix = t
-            for x in g:
-                c = int(np.argmax(P[prefix])); tokens.append(c)
-                if c != x:
-                    break
-                prefix = x
-            else:
-                tokens.append(int(np.argmax(P[prefix])))
-        t = tokens[-1]
-    return tokens[:n], calls
-""",
+            "the condition inverted: trusts every round except the m-th": edit("if round_no % m == 0:", "if round_no % m != 0:"),
             "the other break: keeps the guesses after a disagreement, never skips a check": """
 def trusting_greedy(P, Q, ctx, n, k, m):
     tokens, calls, t = [], 0, ctx
@@ -367,29 +220,7 @@ def trusting_greedy(P, Q, ctx, n, k, m):
         t = tokens[-1]
     return tokens[:n], calls
 """,
-            "does not trim to n tokens": """
-def trusting_greedy(P, Q, ctx, n, k, m):
-    tokens, calls, t, r = [], 0, ctx, 0
-    while len(tokens) < n:
-        r += 1
-        g, d = [], t
-        for _ in range(k):
-            d = int(np.argmax(Q[d])); g.append(d)
-        if r % m == 0:
-            tokens.extend(g)
-        else:
-            calls += 1
-            prefix = t
-            for x in g:
-                c = int(np.argmax(P[prefix])); tokens.append(c)
-                if c != x:
-                    break
-                prefix = x
-            else:
-                tokens.append(int(np.argmax(P[prefix])))
-        t = tokens[-1]
-    return tokens, calls
-""",
+            "does not trim to n tokens": edit("return tokens[:n], calls", "return tokens, calls"),
         },
         "right": {
             "vectorised check, and a countdown to the next trusted round": """
@@ -458,18 +289,12 @@ def drift(P, Q, ctx, n, k, m):
     plain, _ = greedy_decode(P, ctx, n)
     return sum(int(a != b) for a, b in zip(broken, plain)) / n
 """, "with exactly these settings"),
-            "returns the number of differences, not the fraction": ("""
-def drift(P, Q, ctx, n, k, m):
-    a, _ = trusting_greedy(P, Q, ctx, n, k, m)
-    b, _ = greedy_decode(P, ctx, n)
-    return sum(x != y for x, y in zip(a, b))
-""", "not a count"),
-            "the fraction that agree": """
-def drift(P, Q, ctx, n, k, m):
-    a, _ = trusting_greedy(P, Q, ctx, n, k, m)
-    b, _ = greedy_decode(P, ctx, n)
-    return sum(x == y for x, y in zip(a, b)) / n
-""",
+            "returns the number of differences, not the fraction": (edit(
+                "return sum(int(a != b) for a, b in zip(broken, plain)) / n",
+                "return sum(x != y for x, y in zip(broken, plain))"), "not a count"),
+            "the fraction that agree": edit(
+                "return sum(int(a != b) for a, b in zip(broken, plain)) / n",
+                "return sum(x == y for x, y in zip(broken, plain)) / n"),
             "the first position where the outputs part": """
 def drift(P, Q, ctx, n, k, m):
     a, _ = trusting_greedy(P, Q, ctx, n, k, m)
@@ -479,18 +304,12 @@ def drift(P, Q, ctx, n, k, m):
             return i
     return 0.0
 """,
-            "integer division": """
-def drift(P, Q, ctx, n, k, m):
-    a, _ = trusting_greedy(P, Q, ctx, n, k, m)
-    b, _ = greedy_decode(P, ctx, n)
-    return sum(x != y for x, y in zip(a, b)) // n
-""",
-            "compares the sets of tokens, not positions": """
-def drift(P, Q, ctx, n, k, m):
-    a, _ = trusting_greedy(P, Q, ctx, n, k, m)
-    b, _ = greedy_decode(P, ctx, n)
-    return len(set(a) ^ set(b)) / n
-""",
+            "integer division": edit(
+                "return sum(int(a != b) for a, b in zip(broken, plain)) / n",
+                "return sum(x != y for x, y in zip(broken, plain)) // n"),
+            "compares the sets of tokens, not positions": edit(
+                "return sum(int(a != b) for a, b in zip(broken, plain)) / n",
+                "return len(set(broken) ^ set(plain)) / n"),
             "the share of the positions from the first difference on": """
 def drift(P, Q, ctx, n, k, m):
     a, _ = trusting_greedy(P, Q, ctx, n, k, m)

@@ -1,6 +1,6 @@
 """Answers the 02_acceptance_rule grader must judge: plausible mistakes, and correct variants."""
 
-from devtools.catalog import NUMPY_ATTACK
+from devtools.catalog import NUMPY_ATTACK, edit
 
 AID = "02_acceptance_rule"
 
@@ -194,10 +194,7 @@ def accept_many(p, q, xs, us):
 """,
         },
         "right": {
-            "u < p/q, vectorised": """
-def accept_many(p, q, xs, us):
-    return np.asarray(us) < np.asarray(p)[xs] / np.asarray(q)[xs]
-""",
+            "u < p/q, vectorised": edit("xs = np.asarray(xs)", ""),
             "u <= p/q": """
 def accept_many(p, q, xs, us):
     return us <= p[xs] / q[xs]

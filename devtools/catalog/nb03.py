@@ -1,6 +1,6 @@
 """Answers the 03_residual grader must judge: plausible mistakes, and correct variants."""
 
-from devtools.catalog import NUMPY_ATTACK
+from devtools.catalog import NUMPY_ATTACK, edit
 
 AID = "03_residual"
 
@@ -210,13 +210,7 @@ def speculative_sample(p, q, rng):
         return x
     return sample_from(residual(p, q), rng.random())
 """,
-            "u <= p/q": """
-def speculative_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    if rng.random() <= p[x] / q[x]:
-        return int(x)
-    return int(sample_from(residual(p, q), rng.random()))
-""",
+            "u <= p/q": edit("if rng.random() < min(1.0, p[x] / q[x]):", "if rng.random() <= p[x] / q[x]:"),
             "u * q[x] < p[x]": """
 def speculative_sample(p, q, rng):
     x = sample_from(q, rng.random())
@@ -504,27 +498,15 @@ def resample_sample(p, q, rng):
     },
     "simulated_tv": {
         "wrong": {
-            "counts, not frequencies": """
-def simulated_tv(sampler, p, q, n, rng):
-    counts = np.zeros(len(p))
-    for _ in range(n):
-        counts[sampler(p, q, rng)] += 1
-    return 0.5 * float(np.abs(counts - p).sum())
-""",
-            "TV without the 0.5": """
-def simulated_tv(sampler, p, q, n, rng):
-    counts = np.zeros(len(p))
-    for _ in range(n):
-        counts[sampler(p, q, rng)] += 1
-    return float(np.abs(counts / n - p).sum())
-""",
-            "compares with q instead of p": """
-def simulated_tv(sampler, p, q, n, rng):
-    counts = np.zeros(len(p))
-    for _ in range(n):
-        counts[sampler(p, q, rng)] += 1
-    return 0.5 * float(np.abs(counts / n - q).sum())
-""",
+            "counts, not frequencies": edit(
+                "return 0.5 * float(np.abs(counts / n - np.asarray(p, dtype=float)).sum())",
+                "return 0.5 * float(np.abs(counts - p).sum())"),
+            "TV without the 0.5": edit(
+                "return 0.5 * float(np.abs(counts / n - np.asarray(p, dtype=float)).sum())",
+                "return float(np.abs(counts / n - p).sum())"),
+            "compares with q instead of p": edit(
+                "return 0.5 * float(np.abs(counts / n - np.asarray(p, dtype=float)).sum())",
+                "return 0.5 * float(np.abs(counts / n - q).sum())"),
             "one sample too few (range(n - 1))": """
 def simulated_tv(sampler, p, q, n, rng):
     counts = np.zeros(len(p))
@@ -550,13 +532,9 @@ def simulated_tv(sampler, p, q, n, rng):
     counts = np.bincount([sampler(p, q, rng) for _ in range(n)])
     return 0.5 * float(sum(abs(c / n - x) for c, x in zip(counts, p)))
 """, "including the last"),
-            "largest single gap instead of the sum": """
-def simulated_tv(sampler, p, q, n, rng):
-    counts = np.zeros(len(p))
-    for _ in range(n):
-        counts[sampler(p, q, rng)] += 1
-    return float(np.abs(counts / n - p).max())
-""",
+            "largest single gap instead of the sum": edit(
+                "return 0.5 * float(np.abs(counts / n - np.asarray(p, dtype=float)).sum())",
+                "return float(np.abs(counts / n - p).max())"),
         },
         "right": {
             "bincount": """

@@ -1,6 +1,6 @@
 """Answers the 04_tv_distance grader must judge: plausible mistakes, and correct variants."""
 
-from devtools.catalog import NUMPY_ATTACK
+from devtools.catalog import NUMPY_ATTACK, edit
 
 AID = "04_tv_distance"
 
@@ -281,49 +281,15 @@ def verify_round(P, Q, ctx, drafted, rng, rule="correct"):
     },
     "speculative_joint": {
         "wrong": {
-            "counts, not frequencies": """
-def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((len(P), len(P)))
-    for _ in range(trials):
-        out, t = [], ctx
-        while len(out) < 2:
-            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
-            t = out[-1]
-        counts[out[0], out[1]] += 1
-    return counts
-""",
-            "transposed": """
-def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((len(P), len(P)))
-    for _ in range(trials):
-        out, t = [], ctx
-        while len(out) < 2:
-            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
-            t = out[-1]
-        counts[out[1], out[0]] += 1
-    return counts / trials
-""",
-            "the next round restarts from ctx": """
-def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((len(P), len(P)))
-    for _ in range(trials):
-        out = []
-        while len(out) < 2:
-            out += verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng, rule)
-        counts[out[0], out[1]] += 1
-    return counts / trials
-""",
-            "the rule is not passed on": """
-def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((len(P), len(P)))
-    for _ in range(trials):
-        out, t = [], ctx
-        while len(out) < 2:
-            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-            t = out[-1]
-        counts[out[0], out[1]] += 1
-    return counts / trials
-""",
+            "counts, not frequencies": edit("return counts / trials", "return counts"),
+            "transposed": edit("counts[out[0], out[1]] += 1", "counts[out[1], out[0]] += 1"),
+            "the next round restarts from ctx": edit(
+                ('def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):', 'def speculative_joint(P, Q, t, k, trials, rng, rule="correct"):'),
+                ("out, t = [], ctx", "out = []"),
+                ("t = out[-1]", "")),
+            "the rule is not passed on": edit(
+                "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)",
+                "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)"),
             "second token straight from the target when a round emits one": """
 def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     counts = np.zeros((len(P), len(P)))
@@ -345,40 +311,14 @@ def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
         counts[out[0], out[1]] += 1
     return counts / trials
 """,
-            "drafts k - 1 tokens": """
-def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((len(P), len(P)))
-    for _ in range(trials):
-        out, t = [], ctx
-        while len(out) < 2:
-            out += verify_round(P, Q, t, draft_tokens(Q, t, max(1, k - 1), rng), rng, rule)
-            t = out[-1]
-        counts[out[0], out[1]] += 1
-    return counts / trials
-""",
-            "its own generator instead of rng": """
-def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
-    mine = np.random.default_rng(0)
-    counts = np.zeros((len(P), len(P)))
-    for _ in range(trials):
-        out, t = [], ctx
-        while len(out) < 2:
-            out += verify_round(P, Q, t, draft_tokens(Q, t, k, mine), mine, rule)
-            t = out[-1]
-        counts[out[0], out[1]] += 1
-    return counts / trials
-""",
-            "the last two tokens of the first round": """
-def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((len(P), len(P)))
-    for _ in range(trials):
-        out, t = [], ctx
-        while len(out) < 2:
-            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
-            t = out[-1]
-        counts[out[-2], out[-1]] += 1
-    return counts / trials
-""",
+            "drafts k - 1 tokens": edit(
+                "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)",
+                "out += verify_round(P, Q, t, draft_tokens(Q, t, max(1, k - 1), rng), rng, rule)"),
+            "its own generator instead of rng": edit(("counts = np.zeros((len(P), len(P)))", '''
+mine = np.random.default_rng(0)
+counts = np.zeros((len(P), len(P)))
+'''), ("out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)", "out += verify_round(P, Q, t, draft_tokens(Q, t, k, mine), mine, rule)")),
+            "the last two tokens of the first round": edit("counts[out[0], out[1]] += 1", "counts[out[-2], out[-1]] += 1"),
         },
         "right": {
             "the reference": """
@@ -442,17 +382,7 @@ def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     },
     "speculative_joint3": {
         "wrong": {
-            "counts, not frequencies": ("""
-def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((6, 6, 6))
-    for _ in range(trials):
-        out, t = [], ctx
-        while len(out) < 3:
-            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
-            t = out[-1]
-        counts[out[0], out[1], out[2]] += 1
-    return counts
-""", "1/trials"),
+            "counts, not frequencies": (edit("return counts / trials", "return counts"), "1/trials"),
             "every round restarts from ctx": ("""
 def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
     counts = np.zeros((6, 6, 6))
@@ -476,28 +406,10 @@ def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
         counts[out[0], out[1], out[2]] += 1
     return counts / trials
 """, "NEXT round"),
-            "the rule is not passed on": """
-def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((6, 6, 6))
-    for _ in range(trials):
-        out, t = [], ctx
-        while len(out) < 3:
-            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-            t = out[-1]
-        counts[out[0], out[1], out[2]] += 1
-    return counts / trials
-""",
-            "axes reversed (z, y, x)": """
-def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((6, 6, 6))
-    for _ in range(trials):
-        out, t = [], ctx
-        while len(out) < 3:
-            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
-            t = out[-1]
-        counts[out[2], out[1], out[0]] += 1
-    return counts / trials
-""",
+            "the rule is not passed on": edit(
+                "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)",
+                "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)"),
+            "axes reversed (z, y, x)": edit("counts[out[0], out[1], out[2]] += 1", "counts[out[2], out[1], out[0]] += 1"),
             "still the two-token window, spread over a third axis": """
 def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
     counts = np.zeros((6, 6, 6))
@@ -509,30 +421,13 @@ def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
         counts[out[0], out[1], :] += 1 / 6
     return counts / trials
 """,
-            "the first round's last three tokens": """
-def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((6, 6, 6))
-    for _ in range(trials):
-        out, t = [], ctx
-        while len(out) < 3:
-            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
-            t = out[-1]
-        counts[out[-3], out[-2], out[-1]] += 1
-    return counts / trials
-""",
+            "the first round's last three tokens": edit("counts[out[0], out[1], out[2]] += 1", "counts[out[-3], out[-2], out[-1]] += 1"),
         },
         "right": {
-            "speculative_joint with a third token": """
-def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((len(P),) * 3)
-    for _ in range(trials):
-        out, t = [], ctx
-        while len(out) < 3:
-            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
-            t = out[-1]
-        counts[tuple(out[:3])] += 1
-    return counts / trials
-""",
+            "speculative_joint with a third token": edit(('''
+V = len(P)
+counts = np.zeros((V, V, V))
+''', "counts = np.zeros((len(P),) * 3)"), ("counts[out[0], out[1], out[2]] += 1", "counts[tuple(out[:3])] += 1")),
             "a Counter of triples": """
 from collections import Counter
 

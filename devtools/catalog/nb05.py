@@ -1,4 +1,6 @@
 """Wrong, right and delegating answers for 05_k_sweep's exercises (see devtools/catalog/__init__.py)."""
+from devtools.catalog import edit
+
 AID = "05_k_sweep"
 
 CATALOG = {
@@ -17,95 +19,32 @@ def measure(P, Q, k, rounds, rng, ctx=0):
 ''',
         },
         "wrong": {
-            "tokens per call counts only the kept drafts (off by one)": ('''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    kept = 0
-    t = ctx
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        kept += len(out) - 1
-        t = out[-1]
-    return kept / (rounds * k), kept / rounds
-''', 'adds the bonus'),
-            "counts one token too many per round": '''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    kept = emitted = 0
-    t = ctx
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        kept += len(out) - 1
-        emitted += len(out) + 1
-        t = out[-1]
-    return kept / (rounds * k), emitted / rounds
-''',
-            "kept drafts counted as len(out)": '''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    kept = emitted = 0
-    t = ctx
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        kept += len(out)
-        emitted += len(out)
-        t = out[-1]
-    return kept / (rounds * k), emitted / rounds
-''',
-            "accept rate divided by rounds only": '''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    kept = emitted = 0
-    t = ctx
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        kept += len(out) - 1
-        emitted += len(out)
-        t = out[-1]
-    return kept / rounds, emitted / rounds
-''',
-            "every round restarts from ctx": '''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    kept = emitted = 0
-    for _ in range(rounds):
-        out = verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng)
-        kept += len(out) - 1
-        emitted += len(out)
-    return kept / (rounds * k), emitted / rounds
-''',
-            "continues from the first emitted token": '''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    kept = emitted = 0
-    t = ctx
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        kept += len(out) - 1
-        emitted += len(out)
-        t = out[0]
-    return kept / (rounds * k), emitted / rounds
-''',
-            "one draft reused for every round": '''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    kept = emitted = 0
-    t = ctx
-    drafted = draft_tokens(Q, t, k, rng)
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, drafted, rng)
-        kept += len(out) - 1
-        emitted += len(out)
-        t = out[-1]
-    return kept / (rounds * k), emitted / rounds
-''',
+            "tokens per call counts only the kept drafts (off by one)": (edit(
+                ("kept = emitted = 0", "kept = 0"),
+                ("emitted += len(out)", ""),
+                ("return kept / (rounds * k), emitted / rounds", "return kept / (rounds * k), kept / rounds")), 'adds the bonus'),
+            "counts one token too many per round": edit("emitted += len(out)", "emitted += len(out) + 1"),
+            "kept drafts counted as len(out)": edit("kept += len(out) - 1", "kept += len(out)"),
+            "accept rate divided by rounds only": edit("return kept / (rounds * k), emitted / rounds", "return kept / rounds, emitted / rounds"),
+            "every round restarts from ctx": edit(
+                ("t = ctx", ""),
+                ("out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)", "out = verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng)"),
+                ("t = out[-1]", "")),
+            "continues from the first emitted token": edit("t = out[-1]", "t = out[0]"),
+            "one draft reused for every round": edit(("for _ in range(rounds):", '''
+drafted = draft_tokens(Q, t, k, rng)
+for _ in range(rounds):
+'''), ("out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)", "out = verify_round(P, Q, t, drafted, rng)")),
         },
         "right": {
-            "kept = k if len(out) == k + 1 else len(out) - 1": '''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    kept = emitted = 0
-    t = ctx
-    for _ in range(rounds):
-        drafted = draft_tokens(Q, t, k, rng)
-        out = verify_round(P, Q, t, drafted, rng)
-        kept += k if len(out) == k + 1 else len(out) - 1
-        emitted += len(out)
-        t = out[-1]
-    return kept / (rounds * k), emitted / rounds
-''',
+            "kept = k if len(out) == k + 1 else len(out) - 1": edit('''
+out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
+kept += len(out) - 1
+''', '''
+drafted = draft_tokens(Q, t, k, rng)
+out = verify_round(P, Q, t, drafted, rng)
+kept += k if len(out) == k + 1 else len(out) - 1
+'''),
             "lengths collected in a numpy array": '''
 def measure(P, Q, k, rounds, rng, ctx=0):
     lengths = np.zeros(rounds)
@@ -165,12 +104,7 @@ def expected_tokens(a, k):
     with np.errstate(divide="ignore", invalid="ignore"):
         return (1 - a ** (k + 1)) / (1 - a)
 ''',
-            "k at a = 1 (forgets the bonus token)": '''
-def expected_tokens(a, k):
-    if a == 1:
-        return float(k)
-    return (1 - a ** (k + 1)) / (1 - a)
-''',
+            "k at a = 1 (forgets the bonus token)": edit("return float(k + 1)", "return float(k)"),
             "series without the target's own token": '''
 def expected_tokens(a, k):
     return sum(a ** j for j in range(1, k + 1))

@@ -1,4 +1,6 @@
 """Wrong, right and delegating answers for 06_break_even's exercises (see devtools/catalog/__init__.py)."""
+from devtools.catalog import edit
+
 AID = "06_break_even"
 
 CATALOG = {
@@ -212,66 +214,28 @@ def should_speculate(a, draft_params, target_params, k_max=16):
     },
     "seconds_per_token": {
         "wrong": {
-            "the size clock still charges the fixed cost to the target's verify call": ('''
-def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
-    fixed = STEP_FIXED_S if clock == "measured" else 0.0
-    t_draft = fixed + STEP_S_PER_PARAM * draft_params
-    t_target = STEP_FIXED_S + STEP_S_PER_PARAM * target_params
-    emitted, seconds, t = 0, 0.0, 0
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        seconds += k * t_draft + t_target
-        emitted += len(out)
-        t = out[-1]
-    return seconds / emitted
-''', 'the target is priced by its size too'),
-            "the measured clock charges the fixed cost to the draft only": ('''
-def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
-    fixed = STEP_FIXED_S if clock == "measured" else 0.0
-    t_draft = fixed + STEP_S_PER_PARAM * draft_params
-    t_target = STEP_S_PER_PARAM * target_params
-    emitted, seconds, t = 0, 0.0, 0
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        seconds += k * t_draft + t_target
-        emitted += len(out)
-        t = out[-1]
-    return seconds / emitted
-''', 'and to the verify call'),
-            "the fixed cost paid once per round, not per step": '''
-def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
-    fixed = STEP_FIXED_S if clock == "measured" else 0.0
-    emitted, seconds, t = 0, 0.0, 0
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        seconds += fixed + STEP_S_PER_PARAM * (k * draft_params + target_params)
-        emitted += len(out)
-        t = out[-1]
-    return seconds / emitted
-''',
-            "both clocks the same (the size clock not built)": '''
-def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
-    t_draft = STEP_FIXED_S + STEP_S_PER_PARAM * draft_params
-    t_target = STEP_FIXED_S + STEP_S_PER_PARAM * target_params
-    emitted, seconds, t = 0, 0.0, 0
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        seconds += k * t_draft + t_target
-        emitted += len(out)
-        t = out[-1]
-    return seconds / emitted
-''',
-            "clocks swapped": '''
-def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
-    fixed = STEP_FIXED_S if clock == "size" else 0.0
-    emitted, seconds, t = 0, 0.0, 0
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        seconds += k * (fixed + STEP_S_PER_PARAM * draft_params) + fixed + STEP_S_PER_PARAM * target_params
-        emitted += len(out)
-        t = out[-1]
-    return seconds / emitted
-''',
+            "the size clock still charges the fixed cost to the target's verify call": (edit(
+                "t_target = fixed + STEP_S_PER_PARAM * target_params",
+                "t_target = STEP_FIXED_S + STEP_S_PER_PARAM * target_params"), 'the target is priced by its size too'),
+            "the measured clock charges the fixed cost to the draft only": (edit(
+                "t_target = fixed + STEP_S_PER_PARAM * target_params",
+                "t_target = STEP_S_PER_PARAM * target_params"), 'and to the verify call'),
+            "the fixed cost paid once per round, not per step": edit(
+                "seconds += k * t_draft + t_target",
+                "seconds += fixed + STEP_S_PER_PARAM * (k * draft_params + target_params)"),
+            "both clocks the same (the size clock not built)": edit('''
+fixed = STEP_FIXED_S if clock == "measured" else 0.0
+t_draft = fixed + STEP_S_PER_PARAM * draft_params
+t_target = fixed + STEP_S_PER_PARAM * target_params
+''', '''
+t_draft = STEP_FIXED_S + STEP_S_PER_PARAM * draft_params
+t_target = STEP_FIXED_S + STEP_S_PER_PARAM * target_params
+'''),
+            "clocks swapped": edit(('''
+fixed = STEP_FIXED_S if clock == "measured" else 0.0
+t_draft = fixed + STEP_S_PER_PARAM * draft_params
+t_target = fixed + STEP_S_PER_PARAM * target_params
+''', 'fixed = STEP_FIXED_S if clock == "size" else 0.0'), ("seconds += k * t_draft + t_target", "seconds += k * (fixed + STEP_S_PER_PARAM * draft_params) + fixed + STEP_S_PER_PARAM * target_params")),
             "seconds per round instead of per token": '''
 def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
     fixed = STEP_FIXED_S if clock == "measured" else 0.0
@@ -293,28 +257,12 @@ def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="
         t = out[-1]
     return seconds / max(kept, 1)
 ''',
-            "k + 1 draft steps per round": '''
-def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
-    fixed = STEP_FIXED_S if clock == "measured" else 0.0
-    emitted, seconds, t = 0, 0.0, 0
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        seconds += (k + 1) * (fixed + STEP_S_PER_PARAM * draft_params) + fixed + STEP_S_PER_PARAM * target_params
-        emitted += len(out)
-        t = out[-1]
-    return seconds / emitted
-''',
-            "the verify call priced as k + 1 target steps": '''
-def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
-    fixed = STEP_FIXED_S if clock == "measured" else 0.0
-    emitted, seconds, t = 0, 0.0, 0
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        seconds += k * (fixed + STEP_S_PER_PARAM * draft_params) + (k + 1) * (fixed + STEP_S_PER_PARAM * target_params)
-        emitted += len(out)
-        t = out[-1]
-    return seconds / emitted
-''',
+            "k + 1 draft steps per round": edit(
+                "seconds += k * t_draft + t_target",
+                "seconds += (k + 1) * (fixed + STEP_S_PER_PARAM * draft_params) + fixed + STEP_S_PER_PARAM * target_params"),
+            "the verify call priced as k + 1 target steps": edit(
+                "seconds += k * t_draft + t_target",
+                "seconds += k * (fixed + STEP_S_PER_PARAM * draft_params) + (k + 1) * (fixed + STEP_S_PER_PARAM * target_params)"),
             "every round restarts from token 0": '''
 def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
     fixed = STEP_FIXED_S if clock == "measured" else 0.0
@@ -324,17 +272,9 @@ def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="
         emitted += len(out)
     return rounds * (k * (fixed + STEP_S_PER_PARAM * draft_params) + fixed + STEP_S_PER_PARAM * target_params) / emitted
 ''',
-            "milliseconds instead of seconds": '''
-def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
-    fixed = STEP_FIXED_S if clock == "measured" else 0.0
-    emitted, seconds, t = 0, 0.0, 0
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        seconds += k * (fixed + STEP_S_PER_PARAM * draft_params) + fixed + STEP_S_PER_PARAM * target_params
-        emitted += len(out)
-        t = out[-1]
-    return 1e3 * seconds / emitted
-''',
+            "milliseconds instead of seconds": edit(
+                ("seconds += k * t_draft + t_target", "seconds += k * (fixed + STEP_S_PER_PARAM * draft_params) + fixed + STEP_S_PER_PARAM * target_params"),
+                ("return seconds / emitted", "return 1e3 * seconds / emitted")),
             "target steps per token (forgets the seconds)": '''
 def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
     fixed = STEP_FIXED_S if clock == "measured" else 0.0

@@ -1,4 +1,6 @@
 """Answers the 08_real_text grader must judge: plausible mistakes, and correct variants."""
+from devtools.catalog import edit
+
 
 AID = "08_real_text"
 
@@ -148,32 +150,19 @@ def ngram_dist(tables, context, V):
         p = (c + T * p) / (N + T)
     return p
 """,
-            "the first m tokens of the context instead of the last m": """
-def ngram_dist(tables, context, V):
-    p = np.full(V, 1.0 / V)
-    for m, table in enumerate(tables):
-        if m > len(context):
-            break
-        c = table.get(tuple(int(t) for t in context[:m]))
-        if c is None:
-            continue
-        N, T = c.sum(), np.count_nonzero(c)
-        p = (c + T * p) / (N + T)
-    return p
-""",
-            "an unseen context resets to uniform": """
-def ngram_dist(tables, context, V):
-    p = np.full(V, 1.0 / V)
-    n = len(context)
-    for m, table in enumerate(tables):
-        c = table.get(tuple(int(t) for t in context[n - m:]) if m else ()) if m <= n else None
-        if c is None:
-            p = np.full(V, 1.0 / V)
-            continue
-        N, T = c.sum(), np.count_nonzero(c)
-        p = (c + T * p) / (N + T)
-    return p
-""",
+            "the first m tokens of the context instead of the last m": edit(("n = len(context)", ""), ("if m > n:", "if m > len(context):"), ('''
+key = tuple(int(t) for t in context[n - m:]) if m > 0 else ()
+c = table.get(key)
+''', "c = table.get(tuple(int(t) for t in context[:m]))")),
+            "an unseen context resets to uniform": edit(('''
+if m > n:
+    break
+key = tuple(int(t) for t in context[n - m:]) if m > 0 else ()
+c = table.get(key)
+''', "c = table.get(tuple(int(t) for t in context[n - m:]) if m else ()) if m <= n else None"), ("continue", '''
+p = np.full(V, 1.0 / V)
+continue
+''')),
             "a fixed weight of 1 instead of T": """
 def ngram_dist(tables, context, V):
     p = np.full(V, 1.0 / V)
@@ -281,42 +270,11 @@ def ngram_dist(tables, context, V):
     },
     "verify_context_round": {
         "wrong": {
-            "greedy: accept iff x is the target's argmax": """
-def verify_context_round(target, draft, context, drafted, rng):
-    prefix, out = list(context), []
-    for x in drafted:
-        p, q = target(prefix), draft(prefix)
-        if x == int(np.argmax(p)):
-            out.append(int(x)); prefix.append(int(x)); continue
-        out.append(sample_from(residual(p, q), rng.random()))
-        return out
-    out.append(sample_from(target(prefix), rng.random()))
-    return out
-""",
-            "p/q inverted": """
-def verify_context_round(target, draft, context, drafted, rng):
-    prefix, out = list(context), []
-    for x in drafted:
-        p, q = target(prefix), draft(prefix)
-        if rng.random() < q[x] / p[x]:
-            out.append(int(x)); prefix.append(int(x)); continue
-        out.append(sample_from(residual(p, q), rng.random()))
-        return out
-    out.append(sample_from(target(prefix), rng.random()))
-    return out
-""",
-            "resamples from p instead of the residual": """
-def verify_context_round(target, draft, context, drafted, rng):
-    prefix, out = list(context), []
-    for x in drafted:
-        p, q = target(prefix), draft(prefix)
-        if rng.random() < p[x] / q[x]:
-            out.append(int(x)); prefix.append(int(x)); continue
-        out.append(sample_from(p, rng.random()))
-        return out
-    out.append(sample_from(target(prefix), rng.random()))
-    return out
-""",
+            "greedy: accept iff x is the target's argmax": edit("if rng.random() < p[x] / q[x]:", "if x == int(np.argmax(p)):"),
+            "p/q inverted": edit("if rng.random() < p[x] / q[x]:", "if rng.random() < q[x] / p[x]:"),
+            "resamples from p instead of the residual": edit(
+                "out.append(int(sample_from(residual(p, q), rng.random())))",
+                "out.append(sample_from(p, rng.random()))"),
             "keeps the remaining drafts after a rejection": """
 def verify_context_round(target, draft, context, drafted, rng):
     prefix, out = list(context), []
@@ -329,41 +287,13 @@ def verify_context_round(target, draft, context, drafted, rng):
     out.append(sample_from(target(prefix), rng.random()))
     return out
 """,
-            "no bonus token": """
-def verify_context_round(target, draft, context, drafted, rng):
-    prefix, out = list(context), []
-    for x in drafted:
-        p, q = target(prefix), draft(prefix)
-        if rng.random() < p[x] / q[x]:
-            out.append(int(x)); prefix.append(int(x)); continue
-        out.append(sample_from(residual(p, q), rng.random()))
-        return out
-    return out
-""",
-            "bonus token drawn from the draft": """
-def verify_context_round(target, draft, context, drafted, rng):
-    prefix, out = list(context), []
-    for x in drafted:
-        p, q = target(prefix), draft(prefix)
-        if rng.random() < p[x] / q[x]:
-            out.append(int(x)); prefix.append(int(x)); continue
-        out.append(sample_from(residual(p, q), rng.random()))
-        return out
-    out.append(sample_from(draft(prefix), rng.random()))
-    return out
-""",
-            "bonus token from target(context), before the drafts": """
-def verify_context_round(target, draft, context, drafted, rng):
-    prefix, out = list(context), []
-    for x in drafted:
-        p, q = target(prefix), draft(prefix)
-        if rng.random() < p[x] / q[x]:
-            out.append(int(x)); prefix.append(int(x)); continue
-        out.append(sample_from(residual(p, q), rng.random()))
-        return out
-    out.append(sample_from(target(list(context)), rng.random()))
-    return out
-""",
+            "no bonus token": edit("out.append(int(sample_from(target(prefix), rng.random())))", ""),
+            "bonus token drawn from the draft": edit(
+                "out.append(int(sample_from(target(prefix), rng.random())))",
+                "out.append(sample_from(draft(prefix), rng.random()))"),
+            "bonus token from target(context), before the drafts": edit(
+                "out.append(int(sample_from(target(prefix), rng.random())))",
+                "out.append(sample_from(target(list(context)), rng.random()))"),
             "every draft judged on the original context (the prefix never grows)": """
 def verify_context_round(target, draft, context, drafted, rng):
     out = []
@@ -376,81 +306,35 @@ def verify_context_round(target, draft, context, drafted, rng):
     out.append(sample_from(target(list(context) + list(drafted)), rng.random()))
     return out
 """,
-            "draft i judged on the prefix that already includes it": """
-def verify_context_round(target, draft, context, drafted, rng):
-    prefix, out = list(context), []
-    for x in drafted:
-        p, q = target(prefix + [x]), draft(prefix + [x])
-        if rng.random() < p[x] / q[x]:
-            out.append(int(x)); prefix.append(int(x)); continue
-        out.append(sample_from(residual(p, q), rng.random()))
-        return out
-    out.append(sample_from(target(prefix), rng.random()))
+            "draft i judged on the prefix that already includes it": edit("p, q = target(prefix), draft(prefix)", "p, q = target(prefix + [x]), draft(prefix + [x])"),
+            "residual not renormalised": edit(
+                "out.append(int(sample_from(residual(p, q), rng.random())))",
+                "out.append(sample_from(np.maximum(p - q, 0), rng.random()))"),
+            "residual not clipped: (p - q) / sum(p - q)": edit("out.append(int(sample_from(residual(p, q), rng.random())))", '''
+d = p - q
+out.append(sample_from(d / np.abs(d).sum(), rng.random()))
+'''),
+            "bonus token emitted twice": edit('''
+out.append(int(sample_from(target(prefix), rng.random())))
+return out
+''', '''
+b = sample_from(target(prefix), rng.random())
+return out + [b, b]
+'''),
+            "a bonus token after a rejection too": edit('''
+    out.append(int(sample_from(residual(p, q), rng.random())))
     return out
-""",
-            "residual not renormalised": """
-def verify_context_round(target, draft, context, drafted, rng):
-    prefix, out = list(context), []
-    for x in drafted:
-        p, q = target(prefix), draft(prefix)
-        if rng.random() < p[x] / q[x]:
-            out.append(int(x)); prefix.append(int(x)); continue
-        out.append(sample_from(np.maximum(p - q, 0), rng.random()))
-        return out
-    out.append(sample_from(target(prefix), rng.random()))
-    return out
-""",
-            "residual not clipped: (p - q) / sum(p - q)": """
-def verify_context_round(target, draft, context, drafted, rng):
-    prefix, out = list(context), []
-    for x in drafted:
-        p, q = target(prefix), draft(prefix)
-        if rng.random() < p[x] / q[x]:
-            out.append(int(x)); prefix.append(int(x)); continue
-        d = p - q
-        out.append(sample_from(d / np.abs(d).sum(), rng.random()))
-        return out
-    out.append(sample_from(target(prefix), rng.random()))
-    return out
-""",
-            "bonus token emitted twice": """
-def verify_context_round(target, draft, context, drafted, rng):
-    prefix, out = list(context), []
-    for x in drafted:
-        p, q = target(prefix), draft(prefix)
-        if rng.random() < p[x] / q[x]:
-            out.append(int(x)); prefix.append(int(x)); continue
-        out.append(sample_from(residual(p, q), rng.random()))
-        return out
-    b = sample_from(target(prefix), rng.random())
-    return out + [b, b]
-""",
-            "a bonus token after a rejection too": """
-def verify_context_round(target, draft, context, drafted, rng):
-    prefix, out = list(context), []
-    for x in drafted:
-        p, q = target(prefix), draft(prefix)
-        if rng.random() < p[x] / q[x]:
-            out.append(int(x)); prefix.append(int(x)); continue
-        out.append(sample_from(residual(p, q), rng.random()))
-        prefix.append(out[-1])
-        break
-    out.append(sample_from(target(prefix), rng.random()))
-    return out
-""",
-            "the accept test's uniform reused for the residual sample": """
-def verify_context_round(target, draft, context, drafted, rng):
-    prefix, out = list(context), []
-    for x in drafted:
-        p, q = target(prefix), draft(prefix)
-        u = rng.random()
-        if u < p[x] / q[x]:
-            out.append(int(x)); prefix.append(int(x)); continue
-        out.append(sample_from(residual(p, q), u))
-        return out
-    out.append(sample_from(target(prefix), rng.random()))
-    return out
-""",
+out.append(int(sample_from(target(prefix), rng.random())))
+''', '''
+    out.append(sample_from(residual(p, q), rng.random()))
+    prefix.append(out[-1])
+    break
+out.append(sample_from(target(prefix), rng.random()))
+'''),
+            "the accept test's uniform reused for the residual sample": edit(("if rng.random() < p[x] / q[x]:", '''
+u = rng.random()
+if u < p[x] / q[x]:
+'''), ("out.append(int(sample_from(residual(p, q), rng.random())))", "out.append(sample_from(residual(p, q), u))")),
             "returns a NumPy array of the tokens": ("""
 def verify_context_round(target, draft, context, drafted, rng):
     prefix, out = list(context), []
@@ -465,18 +349,7 @@ def verify_context_round(target, draft, context, drafted, rng):
 """, "plain Python ints"),
         },
         "right": {
-            "u <= p/q": """
-def verify_context_round(target, draft, context, drafted, rng):
-    prefix, out = list(context), []
-    for x in drafted:
-        p, q = target(prefix), draft(prefix)
-        if rng.random() <= p[x] / q[x]:
-            out.append(int(x)); prefix.append(int(x)); continue
-        out.append(sample_from(residual(p, q), rng.random()))
-        return out
-    out.append(sample_from(target(prefix), rng.random()))
-    return out
-""",
+            "u <= p/q": edit("if rng.random() < p[x] / q[x]:", "if rng.random() <= p[x] / q[x]:"),
             "u * q[x] < p[x], prefixes built by slicing": """
 def verify_context_round(target, draft, context, drafted, rng):
     out = []
@@ -521,22 +394,12 @@ def verify_context_round(target, draft, context, drafted, rng):
     },
     "onehot_residual": {
         "wrong": {
-            "not renormalised": ("""
-def onehot_residual(p, x):
-    r = np.array(p, dtype=float)
-    r[x] = 0.0
-    return r
-""", 'divide the rest by 1 - 0.5'),
+            "not renormalised": (edit("return r / r.sum()", "return r"), 'divide the rest by 1 - 0.5'),
             "returns p (resample the target)": """
 def onehot_residual(p, x):
     return np.array(p, dtype=float)
 """,
-            "removes the argmax, not the proposed token": """
-def onehot_residual(p, x):
-    r = np.array(p, dtype=float)
-    r[int(np.argmax(r))] = 0.0
-    return r / r.sum()
-""",
+            "removes the argmax, not the proposed token": edit("r[x] = 0.0", "r[int(np.argmax(r))] = 0.0"),
             "subtracts p[x] from every entry": """
 def onehot_residual(p, x):
     r = np.maximum(np.asarray(p, dtype=float) - p[x], 0)
@@ -678,14 +541,9 @@ def shortcut_tv(target, contexts, proposals):
     return float(np.mean([tv_distance(lookup_marginal(target(c), x, "correct"), target(c))
                           for c, x in zip(contexts, proposals)]))
 """, "the shortcut resample_p"),
-            "TV without the 0.5": """
-def shortcut_tv(target, contexts, proposals):
-    gaps = []
-    for c, x in zip(contexts, proposals):
-        p = target(c)
-        gaps.append(np.abs(lookup_marginal(p, x, "resample_p") - p).sum())
-    return float(np.mean(gaps))
-""",
+            "TV without the 0.5": edit(
+                'gaps.append(tv_distance(lookup_marginal(p, x, "resample_p"), p))',
+                'gaps.append(np.abs(lookup_marginal(p, x, "resample_p") - p).sum())'),
             "the sum over positions, not the mean": ("""
 def shortcut_tv(target, contexts, proposals):
     return float(sum(tv_distance(lookup_marginal(target(c), x, "resample_p"), target(c))
@@ -696,14 +554,7 @@ def shortcut_tv(target, contexts, proposals):
     return float(max(tv_distance(lookup_marginal(target(c), x, "resample_p"), target(c))
                      for c, x in zip(contexts, proposals)))
 """,
-            "p taken after the copy: target(context + [x])": ("""
-def shortcut_tv(target, contexts, proposals):
-    gaps = []
-    for c, x in zip(contexts, proposals):
-        p = target(list(c) + [x])
-        gaps.append(tv_distance(lookup_marginal(p, x, "resample_p"), p))
-    return float(np.mean(gaps))
-""", "p comes from target(context) itself"),
+            "p taken after the copy: target(context + [x])": (edit("p = target(ctx)", "p = target(list(ctx) + [x])"), "p comes from target(context) itself"),
             "how often the copy comes out, not how far the output is from p": """
 def shortcut_tv(target, contexts, proposals):
     return float(np.mean([lookup_marginal(target(c), x, "resample_p")[x] for c, x in zip(contexts, proposals)]))
@@ -719,14 +570,9 @@ def shortcut_tv(target, contexts, proposals):
     shortcut = [lookup_marginal(p, x, "resample_p") for p, x in zip(ps, proposals)]
     return float(tv_distance(np.mean(shortcut, axis=0), np.mean(ps, axis=0)))
 """,
-            "compares the shortcut with the copy, onehot(x), instead of with p": """
-def shortcut_tv(target, contexts, proposals):
-    gaps = []
-    for c, x in zip(contexts, proposals):
-        p = target(c)
-        gaps.append(tv_distance(lookup_marginal(p, x, "resample_p"), np.eye(len(p))[x]))
-    return float(np.mean(gaps))
-""",
+            "compares the shortcut with the copy, onehot(x), instead of with p": edit(
+                'gaps.append(tv_distance(lookup_marginal(p, x, "resample_p"), p))',
+                'gaps.append(tv_distance(lookup_marginal(p, x, "resample_p"), np.eye(len(p))[x]))'),
             "returns the per-position distances, not their mean": ("""
 def shortcut_tv(target, contexts, proposals):
     return np.array([tv_distance(lookup_marginal(target(c), x, "resample_p"), target(c))

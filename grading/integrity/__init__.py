@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import nbformat
 
-from ..cells import meta as _nbgrader
+from ..cells import grade_id as _grade_id, is_graded
 from .allowlists import allow_line, allow_lists, missing_allow_lines, unresolved_allow_entries  # noqa: F401
 from .delegation import DELEGATES, _Delegation
 from .references import _IPYTHON
@@ -66,13 +66,13 @@ def scan(submission_nb, source_nb):
     trusted, protected, modules, exercises = _cached(_CONTEXT, _source_key(source_nb), lambda: course_context(source_nb))
     imports = _cached(_IMPORTS, _source_key(source_nb), lambda: course_imports(source_nb))
     scanned = [i for i, cell in enumerate(submission_nb.cells)
-               if cell.cell_type == "code" and not _nbgrader(cell).get("grade")  # graded test cells are
+               if cell.cell_type == "code" and not is_graded(cell)  # graded test cells are
                and cell.source.strip() not in trusted]                          # restored before grading
     delegation = _Delegation(submission_nb, source_nb, skip=set(range(len(submission_nb.cells))) - set(scanned))
     findings = []
     for i in scanned:
         cell = submission_nb.cells[i]
-        grade_id = _nbgrader(cell).get("grade_id", "")
+        grade_id = _grade_id(cell) or ""
         lines = cell.source.splitlines()
         code = lambda line: lines[line - 1] if 0 < line <= len(lines) else ""  # noqa: E731
         tampering = scan_cell(cell.source, protected, modules, exercises, imports)

@@ -7,7 +7,7 @@ bind in the notebook (references.py), once per source notebook.
 import inspect
 import re
 
-from ..cells import meta as _nbgrader
+from ..cells import grade_id, is_solution
 from .references import _Analysis
 from .syntax import _cached, _source_key
 
@@ -26,8 +26,7 @@ def allow_line(src):
 
 
 def _solution_cells(nb):
-    return [(i, c) for i, c in enumerate(nb.cells)
-            if c.cell_type == "code" and _nbgrader(c).get("solution") and not _nbgrader(c).get("grade")]
+    return [(i, c) for i, c in enumerate(nb.cells) if is_solution(c)]
 
 
 def allow_lists(source_nb):
@@ -35,7 +34,7 @@ def allow_lists(source_nb):
 
     A solution cell without the line may call no helper (tests/test_integrity.py names it).
     """
-    return {_nbgrader(c).get("grade_id", ""): allow_line(c.source) or () for _, c in _solution_cells(source_nb)}
+    return {grade_id(c) or "": allow_line(c.source) or () for _, c in _solution_cells(source_nb)}
 
 
 def missing_allow_lines(source_nb):
@@ -44,7 +43,7 @@ def missing_allow_lines(source_nb):
     for i, c in _solution_cells(source_nb):
         first = next((line for line in c.source.splitlines() if line.strip()), "")
         if allow_line(first) is None:
-            out.append((i, _nbgrader(c).get("grade_id", "")))
+            out.append((i, grade_id(c) or ""))
     return out
 
 

@@ -14,7 +14,7 @@ import importlib
 import inspect
 import types
 
-from ..cells import meta as _nbgrader
+from ..cells import grade_id, is_solution
 from .syntax import _MISSING, _cached, _const, _parse, _source_key
 
 class _Ref:
@@ -169,10 +169,10 @@ class _Analysis:
             if cell.cell_type != "code":
                 continue
             tree = _parse(cell.source)
-            if _nbgrader(cell).get("solution") and not _nbgrader(cell).get("grade"):
+            if is_solution(cell):
                 for node in (tree.body if tree else []):
                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                        self.exercises[node.name] = _nbgrader(cell).get("grade_id", "")
+                        self.exercises[node.name] = grade_id(cell) or ""
                 if not solutions_as_course:
                     continue
             if tree is not None:

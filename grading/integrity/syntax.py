@@ -4,7 +4,7 @@ import ast
 import functools
 import symtable
 
-from ..cells import meta as _nbgrader  # one reader of nbgrader's cell metadata (grading/cells.py)
+from ..cells import grade_id, is_graded, is_solution  # one reader of nbgrader's cell metadata
 
 @functools.lru_cache(maxsize=4096)  # the same course cells come with every submission; trees are read, never changed
 def _parse(src):
@@ -130,8 +130,7 @@ def free_names(src):
 
 
 def _source_key(source_nb):
-    return tuple((c.cell_type, c.source, _nbgrader(c).get("grade_id"), bool(_nbgrader(c).get("solution")),
-                  bool(_nbgrader(c).get("grade"))) for c in source_nb.cells)
+    return tuple((c.cell_type, c.source, grade_id(c), is_solution(c), is_graded(c)) for c in source_nb.cells)
 
 
 def _cached(cache, key, make):

@@ -9,7 +9,7 @@ harmless to bind or import again.
 """
 import ast
 
-from ..cells import meta as _nbgrader
+from ..cells import is_graded, is_solution
 from .syntax import (_flatten, _import_origins, _imported, _magic, _parse, _root, _statement_lines, _targets,
                      free_names)
 
@@ -55,9 +55,8 @@ def course_context(source_nb):
     for cell in source_nb.cells:
         if cell.cell_type != "code":
             continue
-        meta = _nbgrader(cell)
         tree = _parse(cell.source)
-        if meta.get("solution"):
+        if is_solution(cell):
             exercises |= {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))} if tree else set()
             continue
         trusted.add(cell.source.strip())
@@ -69,7 +68,7 @@ def course_context(source_nb):
                     bound = (alias.asname or alias.name).split(".")[0]
                     modules.add(bound)
                     protected.add(bound)
-        if meta.get("grade"):
+        if is_graded(cell):
             protected |= free_names(cell.source)
     protected -= exercises
     protected = {n for n in protected if not n.startswith("_")}  # test-local scratch names
@@ -80,7 +79,7 @@ def course_imports(source_nb):
     """{name: origins} of what the course's own cells import: importing the same again is harmless."""
     out = {}
     for cell in source_nb.cells:
-        if cell.cell_type == "code" and not _nbgrader(cell).get("solution"):
+        if cell.cell_type == "code" and not is_solution(cell):
             tree = _parse(cell.source)
             for name, origins in (_import_origins(tree) if tree else {}).items():
                 out.setdefault(name, set()).update(origins)

@@ -506,6 +506,16 @@ def test_sanitize_removes_whole_statements():
 
 # --- the course's notebooks -----------------------------------------------------------------------
 @pytest.mark.parametrize("aid", assignments())
+def test_every_student_cell_is_a_solution_cell(aid):
+    """grading/cells.py reads a solution cell as nbgrader's autograded answer (solution, not grade): the
+    scan reads every other cell of the source as the course's own. A manually graded answer (solution
+    and grade) or a markdown answer would be neither; the course has none."""
+    nb = nbformat.read(source_notebook(aid), as_version=4)
+    odd = [i for i, c in enumerate(nb.cells) if cells.meta(c).get("solution") and not cells.is_solution(c)]
+    assert not odd, f"{aid}: cells {odd} are student answers that are not solution cells (grading/cells.py)"
+
+
+@pytest.mark.parametrize("aid", assignments())
 def test_every_solution_cell_declares_its_helpers(aid):
     missing = integrity.missing_allow_lines(nbformat.read(source_notebook(aid), as_version=4))
     assert not missing, (f"{aid}: these solution cells must start with `# Helpers you may call: a, b` "

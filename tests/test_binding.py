@@ -1,0 +1,63 @@
+"""Each exercise that speclab also holds is graded against speclab's copy, so the two cannot drift.
+
+An exercise is written twice when a later notebook needs it: once as the solution cell a student
+replaces, once in speclab (the course's reference, which later notebooks import and the hidden
+tests lend with speclab.isolate.alone). Here every such exercise's graded test cells, hidden
+parts included, run with the exercise's name bound to speclab's function instead of the solution
+cell (devtools.mutants.run_variant: the source notebook is executed once, in-process, and the tests
+that name the function run again over a copy of its namespace). Which speclab function is an
+exercise's twin is devtools.mutants.twins: the one of the same name, the rule by which the
+integrity scan flags a student's import of "the course's reference".
+"""
+import pytest
+
+from devtools.mutants import run_variant, twins
+from grading.course import assignments
+
+TWINS = {aid: twins(aid) for aid in assignments()}
+
+# The exercises that exist only as a solution cell. A new speclab function of an exercise's name
+# is a new twin: it must show up here (taken off this list) and then be bound by the test below.
+NO_TWIN = {
+    "01_branch_prediction": {"drift"},
+    "02_acceptance_rule": {"accept_many", "swapped_damage"},
+    "03_residual": {"resample_sample", "simulated_tv", "detection_power"},
+    "04_tv_distance": {"speculative_joint3", "three_token_tv"},
+    "05_k_sweep": set(),
+    "06_break_even": {"should_speculate", "seconds_per_token", "speedups_by_k"},
+    "07_roofline": set(),
+    "08_real_text": {"verify_context_round", "lookup_marginal", "shortcut_tv"},
+    "09_beyond_one_draft": {"multi_candidate_sample", "multi_shortcut_tv", "multi_shortcut_tv_formula"},
+    "10_real_transformer": {"generate_stale"},
+}
+
+
+# Where speclab's twin takes more than the exercise, how the exercise's name is bound to it. speclab's
+# measure draws a round's uniforms in one call by default (run_rounds_fast, for the sweeps' speed);
+# fast=False is its plain loop, the randomness contract the exercise's tests hold it to.
+BINDINGS = {
+    ("05_k_sweep", "measure"): """
+from speclab.sweeps import measure as _speclab_measure
+def measure(P, Q, k, rounds, rng, ctx=0):
+    return _speclab_measure(P, Q, k, rounds, rng, ctx, fast=False)
+""",
+}
+
+
+def test_the_exercises_without_a_twin_are_the_listed_ones():
+    unbound = {aid: {func for func, twin in t.items() if twin is None} for aid, t in TWINS.items()}
+    assert unbound == NO_TWIN, ("the exercises with no speclab function of their name changed; update NO_TWIN "
+                                "(a new twin is then bound by test_speclab_passes_the_exercise_tests)")
+    twinned = {(aid, func) for aid, t in TWINS.items() for func, twin in t.items() if twin is not None}
+    assert set(BINDINGS) <= twinned, f"BINDINGS names exercises with no twin: {set(BINDINGS) - twinned}"
+
+
+BOUND = [pytest.param(aid, func, twin, id=f"{aid}-{func}", marks=pytest.mark.xdist_group(f"catalog-{aid}"))
+         for aid, t in sorted(TWINS.items()) for func, twin in t.items() if twin is not None]
+
+
+@pytest.mark.parametrize("aid,func,twin", BOUND)
+def test_speclab_passes_the_exercise_tests(aid, func, twin):
+    failures = run_variant(aid, func, BINDINGS.get((aid, func), f"from {twin.__module__} import {func}\n"))
+    assert not failures, (f"{aid}: speclab's {twin.__module__}.{func} fails the exercise's graded tests, so the "
+                          f"solution cell and speclab say different things: {failures}")
