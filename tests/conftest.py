@@ -24,9 +24,10 @@ def aid(request):
 
 # Modules that execute whole notebooks, grade a class or build a wheel: minutes, not seconds.
 SLOW = {"grading/test_pipeline.py", "grading/test_grader_strength.py", "grading/test_grading_class.py",
-        "grading/test_exchange.py", "grading/test_integrity_kernel.py", "packaging/test_wheel.py"}
+        "grading/test_exchange.py", "grading/test_integrity_kernel.py", "notebooks/test_binding.py",
+        "packaging/test_wheel.py"}
 # A test that asks for one of these fixtures executes a notebook (or makes a release) too.
-SLOW_FIXTURES = {"executed"}
+SLOW_FIXTURES = {"executed", "autograded"}
 
 
 def pytest_collection_modifyitems(items):
