@@ -13,13 +13,15 @@ Modules, one concern each:
   sweeps       the seed page's sweep experiments as a plain loop (05-06)
   costs        expected tokens, speedup, best k, break-even cost (05-06)
   streaks      acceptance that comes in streaks: agreement bits, their replay, exact answers (05)
-  hardware     model configs, accelerator specs, bytes, MACs, step times (07)
+  hardware     model configs, accelerator specs, bytes, MACs, step times, memory, batch limits (07)
+  roofline     time W @ X on this CPU and read its roofline off the times; a measured GPU table (07)
   ngram        character n-gram models over one shared alphabet (08)
   textspec     speculative generation for models that see the whole context (08)
   multidraft   several candidates per position, token trees, self-drafting heads, adaptive k (09)
   timeline     plain vs speculative schedules drawn on one time axis
   style        colours and figure habits shared by every notebook
   widgets      small builders for sliders that change a figure (live: built once, moved in place)
+  figures      each notebook's widget figure, nbNN.py: build_<thing>/update_<thing> for widgets.live
   checks       plain-Python comparisons the graded tests use
   isolate      grade an exercise on its own by lending the reference of an earlier one
   pending      a cell that needs an unsolved exercise prints one line naming it, not empty axes

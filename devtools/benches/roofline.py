@@ -2,16 +2,16 @@
 import os
 import time
 
-from speclab import hardware as hw
+from speclab import hardware as hw, roofline
 
 
 def bench():
     start = time.perf_counter()
-    m = hw.time_matmul(sweeps=3, threads=1)
+    m = roofline.time_matmul(sweeps=3, threads=1)
     yield ("07 CPU matmul experiment (4096 x 8192 float32, 1-64 columns, 3 interleaved sweeps, 1 BLAS thread)",
            f"{time.perf_counter() - start:.2f} s (load average {os.getloadavg()[0]:.1f})")
-    yield "07 BLAS library", hw.blas_library()
-    fit = hw.fit_roofline(m)
+    yield "07 BLAS library", roofline.blas_library()
+    fit = roofline.fit_roofline(m)
     lo, hi = fit["bandwidth_range"]
     yield "07 bandwidth: fastest 1-4 column product (sweep by sweep)", f"{fit['bandwidth'] / 1e9:.1f} GB/s ({lo / 1e9:.1f}-{hi / 1e9:.1f})"
     yield "07 best FLOP rate reached", f"{fit['peak'] / 1e9:.1f} GFLOP/s"

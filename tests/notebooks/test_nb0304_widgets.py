@@ -13,6 +13,7 @@ import pytest  # noqa: E402
 
 from devtools.mutants import _executed  # noqa: E402
 from speclab import TOKENS, draft, exact, target, widgets  # noqa: E402
+from speclab.figures import nb03 as fig03  # noqa: E402
 
 P = target()
 
@@ -27,13 +28,13 @@ def nb04():
     return _executed("04_tv_distance")[1]
 
 
-def test_03_parts_stack_up_to_p_under_the_correct_rule_only(nb03):
+def test_03_parts_stack_up_to_p_under_the_correct_rule_only():
     fig = plt.figure()
-    parts = nb03["build_parts"](fig)   # the widget's own figure, built once and updated
+    parts = fig03.build_parts(fig)   # the widget's own figure, built once and updated
     for kind in ("good", "middling", "poor", "perfect"):
         for c in range(len(TOKENS)):
             for rule in ("correct", "no_resample", "greedy"):
-                out = nb03["show_parts"](parts, c, kind, rule)
+                out = fig03.update_parts(parts, c, kind, rule)
                 if rule == "correct" or (rule == "no_resample" and kind == "perfect"):
                     assert out["max_error"] < 1e-12, f"{rule}, row {c}, {kind}: the stack must be p"
                 else:

@@ -64,6 +64,7 @@ def test_the_wheel_carries_the_data_and_no_development_tooling(installed):
                  "speclab/data/models/tiny_target.npz", "speclab/data/models/tiny_draft.npz",
                  "speclab/data/models/tiny_reference.npz", "speclab/data/models/tiny_models.json"):
         assert data in names, f"the wheel lacks {data}"
+    assert "speclab/figures/nb07.py" in names, "the wheel lacks the notebooks' widget figures (speclab.figures)"
     shipped = {n.split("/")[0] for n in names}
     assert "devtools" not in shipped, "the wheel must not ship the answer catalog or the benches"
     assert not any("catalog" in n for n in names), "the wheel ships catalog files"

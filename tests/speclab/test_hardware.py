@@ -1,5 +1,4 @@
 """speclab.hardware and its data: the figures notebook 07 prints, reproduced and corrected."""
-import importlib
 import json
 import math
 
@@ -257,59 +256,6 @@ def test_the_deployment_widget_numbers_agree_with_the_scalar_functions(deploymen
     assert not big["fits"] and big["speedup"] is None and big["max_batch"] == 119 and round(big["memory_gb"]) == 899
 
 
-def test_draw_deployment_marks_a_batch_that_does_not_fit():
-    from speclab import widgets
-    fig = widgets.new_figure((9.5, 3.4))
-    r = hw.draw_deployment(fig, batch=512, context=4096)
-    assert not r["fits"] and "does not fit" in fig.axes[1].get_title() and "119" in fig.axes[1].get_title()
-    fig.clear()
-    r = hw.draw_deployment(fig, batch=1, context=1024)
-    assert r["fits"] and "2.45x" in fig.axes[1].get_title() and "slower from batch 249" in fig.axes[1].get_title()
-
-
-def test_deployment_widget_moves_in_place_and_shows_what_a_full_redraw_shows():
-    """07's widget (speclab.widgets.live): another accelerator or batch keeps both axes' limits (a move
-    redraws only the moving artists), and after a batch that does not fit and back, the pixels are
-    those of a full redraw of the same state (no stale bars, labels or ticks from the other panel)."""
-    import io
-
-    from PIL import Image as PILImage
-
-    from speclab import widgets
-    w = widgets.live(hw.build_deployment, hw.update_deployment, figsize=(9.5, 3.4),
-                     batch=widgets.slider(1, 1, 1024, 1, "batch"),
-                     accelerator=widgets.dropdown(["A100", "H100", "H200"], "H100", "4 x"),
-                     context=widgets.dropdown(list(hw.CONTEXTS), 1024, "context"))
-    screen = w._screen
-    frame = screen.frame
-    for value in ("A100", "H200", "H100"):
-        widgets.set_value(w, "4 x", value)
-    widgets.set_value(w, "batch", 2)
-    assert screen.frame == frame, "another accelerator or the next batch keeps the axes' limits"
-
-    def pixels(png):
-        return np.asarray(PILImage.open(io.BytesIO(png)).convert("RGB"), dtype=int)
-
-    def shows_a_full_redraw(state):
-        shown = pixels(widgets.encode(screen.canvas))
-        moving = screen.fig.findobj(lambda a: a.get_animated())
-        for artist in moving:
-            artist.set_animated(False)
-        full = pixels(widgets.png(screen.fig))
-        for artist in moving:
-            artist.set_animated(True)
-        assert screen.fig.canvas is screen.canvas, "png() draws on a canvas of its own"
-        # moving artists are drawn last, so where one crosses a spine or grid line it lies on top of it
-        differ = (np.abs(shown - full).max(axis=2) > 2).mean()
-        assert differ < 2e-3, f"{state}: the move shows what a full redraw shows ({differ:.2%} of pixels differ)"
-
-    assert widgets.set_value(w, "context", 4096)["max_batch"] == 119
-    assert not widgets.set_value(w, "batch", 512)["fits"] and "119" in screen.fig.axes[1].get_title()
-    shows_a_full_redraw("batch 512 at 4,096 context (does not fit)")
-    assert widgets.set_value(w, "batch", 100)["fits"]
-    shows_a_full_redraw("batch 100 after a batch that did not fit")
-
-
 @pytest.mark.parametrize("a,k", [(0.8, 4), (0.0, 3), (1.0, 2), (0.5, 8)])
 def test_rounds_with_accuracy_reaches_exactly_n(a, k):
     """07's timeline: speculative.rounds_with_accuracy (one copy; hardware once had its own) emits exactly n."""
@@ -317,49 +263,6 @@ def test_rounds_with_accuracy_reaches_exactly_n(a, k):
     assert sum(rounds) == 48 and all(1 <= r <= k + 1 for r in rounds)
     if a == 1.0:
         assert rounds[:-1] == [k + 1] * (len(rounds) - 1)
-
-
-# --- measuring -------------------------------------------------------------------------
-
-
-def test_time_matmul_interleaves_sweeps_with_fixed_threads():
-    seen = []
-    m = hw.time_matmul(rows=256, cols=256, columns=(1, 4), sweeps=3, progress=lambda *a: seen.append(a))
-    assert [s[:2] for s in seen] == [(1, 3), (2, 3), (3, 3)] and all(len(s[2]) == 2 for s in seen)
-    assert m["samples"].shape == (3, 2) and np.all(m["samples"] > 0)
-    assert np.array_equal(m["seconds"], m["samples"].min(axis=0))        # rates from the fastest sample
-    assert np.all(m["spread"] >= 1.0)
-    assert m["weight_bytes"] == 256 * 256 * 4 and list(m["flops"]) == [2 * 256 * 256, 8 * 256 * 256]
-    assert m["threads"] == 1                                             # threadpoolctl is installed (requirements.txt)
-    assert hw.blas_library() != "unknown"
-
-
-def test_fit_roofline_bandwidth_from_the_best_narrow_product_and_the_ridge_wording():
-    m = {"columns": np.array([1, 2, 4, 8]), "seconds": np.array([4.0, 2.0, 2.0, 2.0]),
-         "weight_bytes": 100.0, "flops": np.array([10.0, 20.0, 40.0, 80.0])}
-    fit = hw.fit_roofline(m)
-    assert fit["bandwidth"] == 50.0                    # the 2-column product beat the 1-column one
-    assert fit["peak"] == 40.0 and fit["ridge"] == 0.8
-    assert not fit["bent"] and "ridge above 0.8" in hw.roofline_summary(fit)   # rate still doubling at the end
-    bent = hw.fit_roofline(dict(m, seconds=np.array([4.0, 2.0, 2.0, 3.9])))
-    assert bent["bent"] and "ridge near" in hw.roofline_summary(bent)
-    wide = hw.fit_roofline(dict(m, columns=np.array([1, 2, 4, 64]), seconds=np.array([9.0, 9.0, 9.0, 1.0])))
-    assert wide["bandwidth"] == 100.0 / 9.0            # only 1-4 columns count as memory-bound
-    swept = hw.fit_roofline(dict(m, samples=np.array([[4.0, 2.0, 2.0, 2.0], [8.0, 4.0, 4.0, 2.0]])))
-    assert swept["bandwidth_range"] == (25.0, 50.0) and "sweep by sweep" in hw.roofline_summary(swept)
-
-
-def test_shipped_gpu_measurement_parses_and_names_its_device(tmp_path):
-    notes, g = hw.load_measured(hw.DATA / "measured" / "h200_bf16_matmul.csv")
-    assert any("H200" in n for n in notes) and any("measured 20" in n for n in notes)
-    assert list(g["n_tokens"][:7]) == [1, 2, 4, 8, 16, 32, 64]
-    assert np.all(g["median_s"] > 0)
-    assert hw.load_measured(tmp_path / "absent.csv") is None
-
-
-def test_gpu_script_imports_without_torch():
-    mod = importlib.import_module("devtools.gpu_matmul_check")
-    assert mod.COLUMNS[:7] == [1, 2, 4, 8, 16, 32, 64] and mod.D == 8192
 
 
 def test_data_files_are_valid_json():
