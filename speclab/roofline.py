@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .datafiles import DATA
+from .datafiles import DATA as DATA  # re-exported: notebook 07 opens roofline.DATA / "measured" / ...
 
 MATMUL_COLUMNS = (1, 2, 4, 8, 16, 32, 64)
 

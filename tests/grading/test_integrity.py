@@ -13,7 +13,6 @@ name it declares is a course helper, and the instructor's solutions use only tho
 import ast
 import re
 
-import numpy as np
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
