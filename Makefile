@@ -6,7 +6,7 @@
 #   make release  regenerate the student notebooks in notebooks/ from solutions/
 #   make grade    autograde everything in submitted/, write feedback/ and grades.csv
 #   make check    grade your own work/ copy against the hidden tests (NB=04 for one notebook)
-#   make bench    time the notebooks, the grader and the experiments
+#   make bench    time the notebooks, the grader and the experiments (BENCH=latency: one section)
 #   make screenshots  regenerate docs/widgets/ (each notebook's main widget in JupyterLab, for the README)
 
 PYTHON ?= python3
@@ -68,7 +68,7 @@ check: setup
 	$(BIN)/python -m grading.selfcheck $(NB)
 
 bench: setup
-	$(BIN)/python -m devtools.bench
+	$(BIN)/python -m devtools.bench $(BENCH)
 
 screenshots: setup
 	$(BIN)/python -m devtools.screenshots $(NB)

@@ -11,7 +11,8 @@ out and rasterising text (tick labels, titles, legends), not the course's number
 move: the rest is rasterised once and kept as a background, the moving artists are
 drawn on top of a copy of it, and the pixels go straight to a fast PNG encoder. If a
 move changes an axis' limits, the background is rasterised again, so a figure's frame
-is never stale.
+is never stale; the last few frames' backgrounds are kept, so moving back to limits
+already shown costs no redraw, and the layout of the first frame is kept for the rest.
 
 `redrawing` is the simple form (clear, draw everything, show) for figures that are
 cheap or change their whole structure on every move.
@@ -95,24 +96,47 @@ def _frame(fig):
     return tuple((ax.get_xlim(), ax.get_ylim()) for ax in fig.axes)
 
 
+# Backgrounds a live widget keeps, one per frame (axis limits) it has shown, most recent last: a
+# learner dragging a slider back and forth across a step of an axis finds the frame already drawn.
+KEPT_FRAMES = 8
+
+
 class _Screen:
-    """One figure on one canvas, with its kept background; records each move's cost."""
+    """One figure on one canvas, with its kept backgrounds; records each move's cost."""
 
     def __init__(self, fig):
         self.fig, self.canvas = fig, FigureCanvasAgg(fig)
         self.background = self.frame = None
+        self.backgrounds = {}   # frame -> background (live widgets only)
         self.timings = []   # (update, rasterise, encode+show) in CPU seconds, per move
 
+    def _background(self, frame):
+        """The kept background for this frame, drawn now if it is not kept yet."""
+        if frame in self.backgrounds:
+            self.backgrounds[frame] = self.backgrounds.pop(frame)   # most recent last
+            return self.backgrounds[frame]
+        self.canvas.draw()                           # moving artists are skipped here
+        if self.frame is None and self.fig.get_layout_engine() is not None:
+            # The layout of the first frame is kept: laying a figure out costs as much as drawing
+            # it, and a frame drawn again after a rescale then costs half (and its axes keep their
+            # place instead of jumping by a pixel as tick labels change width).
+            self.fig.set_layout_engine("none")
+        self.backgrounds[frame] = self.canvas.copy_from_bbox(self.fig.bbox)
+        while len(self.backgrounds) > KEPT_FRAMES:
+            del self.backgrounds[next(iter(self.backgrounds))]
+        return self.backgrounds[frame]
+
     def show(self, started, updated, blit):
-        if not blit or self.background is None or _frame(self.fig) != self.frame:
-            self.canvas.draw()                       # moving artists are skipped here
-            self.background = self.canvas.copy_from_bbox(self.fig.bbox) if blit else None
-            self.frame = _frame(self.fig)
-        else:
-            self.canvas.restore_region(self.background)
         if blit:
+            frame = _frame(self.fig)
+            if self.background is None or frame != self.frame:
+                self.background = self._background(frame)
+                self.frame = frame
+            self.canvas.restore_region(self.background)
             for artist in _moving_artists(self.fig):
                 (artist.axes or self.fig).draw_artist(artist)
+        else:
+            self.canvas.draw()
         drawn = time.process_time()
         display(Image(data=encode(self.canvas), format="png"))
         self.timings.append((updated - started, drawn - updated, time.process_time() - drawn))

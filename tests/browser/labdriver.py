@@ -795,3 +795,125 @@ def validate(page, problems, expect_failures):
         problems.add("Validate", f"the report is {outcome}: {text[:300]}")
     page.keyboard.press("Escape")
     return text
+
+
+# ---------------------------------------------------------------- latency, as a learner feels it
+
+# Installed once on a widget's node. A keydown or pointerdown inside the widget (capture phase, so
+# before the slider handles it) stamps the start of a move with performance.now(); a MutationObserver
+# stamps the moment the widget's first <img> has a src other than the one it had when the move was
+# armed (the kernel's new figure is in the page: `shown`), then the first frame after that image is
+# decoded (the learner sees it: `painted`). Every number is taken in the page: how Python waits for
+# it adds nothing. On the way, the kernel connection's messages say where the time went: `sent`, the
+# page sending the move's comm message; `busy` and `displayed`, the kernel starting on it and
+# publishing its figure (the kernel's own clock: the same machine's); `received`, that figure reaching
+# the page.
+JS_LATENCY_WATCH = """w => {
+  if (w.__latency) return;
+  const s = w.__latency = {};
+  const srcNow = () => { const i = w.querySelector('img'); return i ? i.getAttribute('src') : null; };
+  s.arm = () => {
+    Object.assign(s, {t0: null, sent: null, msgId: null, busy: null, displayed: null, received: null,
+                      shown: null, painted: null, src: srcNow()});
+  };
+  s.arm();
+  const start = () => { if (s.t0 === null) s.t0 = performance.now(); };
+  w.addEventListener('keydown', start, true);
+  w.addEventListener('pointerdown', start, true);
+  new MutationObserver(() => {
+    if (s.t0 === null || s.shown !== null) return;
+    const img = w.querySelector('img'), src = img && img.getAttribute('src');
+    if (!src || src === s.src) return;
+    s.shown = performance.now();
+    img.decode().catch(() => null).then(() => requestAnimationFrame(() => { s.painted = performance.now(); }));
+  }).observe(w, {subtree: true, childList: true, attributes: true, attributeFilter: ['src']});
+  const panel = window.jupyterapp.shell.currentWidget;
+  const kernel = panel && panel.sessionContext && panel.sessionContext.session && panel.sessionContext.session.kernel;
+  const kernelTime = date => Date.parse(date) - performance.timeOrigin;
+  if (kernel) kernel.anyMessage.connect((_, args) => {
+    const msg = args.msg, type = msg.header.msg_type, now = performance.now();
+    if (s.t0 === null) return;
+    if (args.direction === 'send') {
+      if (type === 'comm_msg' && s.sent === null) { s.sent = now; s.msgId = msg.header.msg_id; }
+      return;
+    }
+    if (!s.msgId || !msg.parent_header || msg.parent_header.msg_id !== s.msgId) return;
+    if (type === 'status' && msg.content.execution_state === 'busy' && s.busy === null) s.busy = kernelTime(msg.header.date);
+    if (type === 'display_data' && msg.content.data && msg.content.data['image/png'] && s.received === null) {
+      s.received = now; s.displayed = kernelTime(msg.header.date);
+    }
+  });
+}"""
+JS_LATENCY_ARM = "w => w.__latency.arm()"
+JS_LATENCY_READ = """w => { const s = w.__latency, ms = t => t === null ? null : Math.round(10 * (t - s.t0)) / 10;
+  return {sent: ms(s.sent), busy: ms(s.busy), displayed: ms(s.displayed), received: ms(s.received),
+          shown: ms(s.shown), painted: ms(s.painted)}; }"""
+JS_LATENCY_DONE = "w => w.__latency.painted !== null"
+
+# The main widget's controls are moved with the keys a learner uses on a focused control: a slider
+# steps and jumps to its two ends (where axes rescale, if they ever do); a dropdown steps through
+# its options and jumps to the first and last. A key that leaves the value where it was (an end
+# already reached) is no move and is skipped. The first LATENCY_CONTROLS controls are moved (sliders
+# first), the sequence repeated until LATENCY_MIN_MOVES moves were made (at most twice).
+LATENCY_KEYS = {".widget-slider": ("ArrowRight", "ArrowRight", "ArrowLeft", "End", "ArrowLeft", "Home", "ArrowRight"),
+                ".widget-dropdown": ("ArrowDown", "ArrowDown", "ArrowUp", "End", "Home", "ArrowDown")}
+LATENCY_CONTROLS = 2
+LATENCY_MIN_MOVES = 10
+
+
+def _control_value(control):
+    """What a slider's readout or a dropdown's selected option shows."""
+    return control.evaluate("""c => { const s = c.querySelector('select');
+      if (s) return s.selectedIndex < 0 ? '' : s.options[s.selectedIndex].text;
+      const r = c.querySelector('.widget-readout'); return r ? r.innerText : ''; }""")
+
+
+def measure_latency(page, widget, redraw_s=REDRAW_S):
+    """Move the widget's controls with the keyboard, one move at a time, each awaited until its new
+    figure is painted. Returns one dict per move: control, key, values, `ms` (key press to the new
+    image's src in the page) and `painted_ms` (to the first frame after that image is decoded);
+    `ms` is None for a move whose figure never changed within redraw_s (a failure for the caller).
+    `at` holds the milestones of JS_LATENCY_WATCH in ms from the key press (None where not seen)."""
+    widget.scroll_into_view_if_needed()
+    node = widget.element_handle()
+    page.evaluate(JS_LATENCY_WATCH, node)
+    controls = []
+    for kind, keys in LATENCY_KEYS.items():
+        found = widget.locator(kind)
+        controls += [(found.nth(i), keys) for i in range(found.count())]
+    controls = controls[:LATENCY_CONTROLS]
+    moves = []
+    for _ in range(2):
+        for control, keys in controls:
+            label = control.locator(".widget-label").first.inner_text().strip()
+            target = control.locator(".noUi-handle, select").first
+            for key in keys:
+                before = _control_value(control)
+                page.evaluate(JS_LATENCY_ARM, node)
+                target.focus()
+                target.press(key)
+                after = _control_value(control)
+                if after == before:
+                    continue
+                move = {"control": label, "key": key, "from": before, "to": after, "ms": None, "painted_ms": None}
+                moves.append(move)
+                try:
+                    page.wait_for_function(JS_LATENCY_DONE, arg=node, timeout=redraw_s * 1000, polling=50)
+                except Exception:  # a playwright TimeoutError: the figure never changed
+                    continue
+                s = page.evaluate(JS_LATENCY_READ, node)
+                move.update(ms=s["shown"], painted_ms=s["painted"], at=s)
+        if len(moves) >= LATENCY_MIN_MOVES:
+            break
+    return moves
+
+
+def latency_summary(moves):
+    """{moves, median, max, painted_median, painted_max} in ms over the moves that redrew (None when none)."""
+    import statistics
+    done = [m for m in moves if m["ms"] is not None]
+    if not done:
+        return {"moves": len(moves), "redrawn": 0}
+    ms, painted = [m["ms"] for m in done], [m["painted_ms"] for m in done]
+    return {"moves": len(moves), "redrawn": len(done), "median": round(statistics.median(ms), 1),
+            "max": max(ms), "painted_median": round(statistics.median(painted), 1), "painted_max": max(painted)}

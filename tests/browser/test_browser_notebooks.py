@@ -6,6 +6,12 @@ error, no Python error (in the student copy: only the NotImplementedError of uns
 exercises); the main widget's slider is moved and its figure must change; a screenshot of the
 widget, as it first draws, is saved as screenshots/<id>-<copy>.png. The student copy's Validate
 button must run and report.
+
+In the source copy the main widget's sliders (or dropdowns) are then moved with the keyboard, move
+after move (steps and both ends), and every move must bring a new figure. How long each took, from the key press to
+the new image in the page, is measured in the page and recorded with the phase timings (printed, and
+in SPECLAB_TIMELINE's line as latency_ms): never asserted (`make bench`, section latency, holds it
+to its goal).
 """
 import time
 
@@ -30,7 +36,7 @@ def test_notebook_in_jupyterlab(aid, copy, lab, page, js_errors, source_runs, re
     failure_shot = lab_.SCREENSHOTS / "failures" / f"{aid}-{copy}.png"
     failure_shot.unlink(missing_ok=True)  # never leave a stale one from an earlier run
     problems = lab_.Problems(f"{aid} ({copy} copy, {relpath}) in JupyterLab")
-    seconds, t = {}, time.perf_counter()
+    seconds, t, latency = {}, time.perf_counter(), None
 
     def lap(phase):
         nonlocal t
@@ -52,6 +58,16 @@ def test_notebook_in_jupyterlab(aid, copy, lab, page, js_errors, source_runs, re
         lab_.screenshot(page, widget, f"{aid}-{copy}")  # as the author set it up, before the move
         lab_.move_main_widget(page, problems, student, report_missing=ran_all, widget=widget)
         lap("slider")
+        if not student and widget is not None and not problems:
+            moves = lab_.measure_latency(page, widget)
+            latency = lab_.latency_summary(moves)
+            lap("latency")
+            if not moves:
+                problems.add("main widget", "none of its sliders or dropdowns could be moved with the keyboard")
+            for m in moves:
+                if m["ms"] is None:
+                    problems.add("main widget", f"pressing {m['key']} on {m['control']!r} ({m['from']} -> "
+                                                f"{m['to']}) brought no new figure within {lab_.REDRAW_S} s")
         if student:
             lab_.validate(page, problems, expect_failures=True)
             lap("validate")
@@ -59,6 +75,9 @@ def test_notebook_in_jupyterlab(aid, copy, lab, page, js_errors, source_runs, re
         problems.add("driver", f"{type(err).__name__}: {str(err)[:800]}")
     print(f"{aid} ({copy}) seconds: {seconds}")
     record_property("seconds", seconds)  # also in SPECLAB_TIMELINE's line for this test
+    if latency:
+        print(f"{aid} ({copy}) main widget, key press to new figure, ms: {latency}")
+        record_property("latency_ms", latency)
     for text in js_errors:
         problems.add("browser", text)
     if problems:
