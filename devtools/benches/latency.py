@@ -35,7 +35,7 @@ from pathlib import Path
 from grading.course import REPO, assignments
 
 sys.path.insert(0, str(REPO / "tests" / "browser"))
-import labdriver as lab  # noqa: E402  (tests/browser holds the driver the browser tests use)
+import labdriver as lab  # tests/browser holds the driver the browser tests use
 
 MEDIAN_GOAL_MS = 150
 MAX_GOAL_MS = 250
