@@ -50,6 +50,7 @@ lab: work
 PYTEST_ARGS ?= -n auto --dist loadgroup -q
 
 test: setup proxy
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup
