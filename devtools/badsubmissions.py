@@ -83,7 +83,7 @@ def break_in(root, aid):
 
 def failing_tests(root, aid, func, source):
     """{grade_id: points} of the graded tests that fail when `func` is defined by `source`, found the
-    way tests/test_grader_strength.py finds them (devtools.mutants.run_variant, on the repository's
+    way tests/grading/test_grader_strength.py finds them (devtools.mutants.run_variant, on the repository's
     source notebook, which every temporary course here copies)."""
     from .mutants import run_variant
 

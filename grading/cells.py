@@ -7,7 +7,7 @@ hand (plain dicts) and nbformat's NotebookNode are both accepted.
 The course uses two of nbgrader's kinds of graded cell: the solution cell (nbgrader's "autograded
 answer": `solution` and not `grade`, a code cell the student writes, one exercise each) and the
 test cell (`grade` and not `solution`: the visible and hidden tests). nbgrader's third kind, a
-manually graded answer (`solution` and `grade`), is not used (tests/test_integrity.py checks it):
+manually graded answer (`solution` and `grade`), is not used (tests/grading/test_integrity.py checks it):
 is_solution and is_graded are the only readers of those two flags, so "solution cell" means one
 thing in grading/, devtools/ and the tests.
 """

@@ -9,7 +9,7 @@ residual sample), then after k acceptances one bonus sample from the target.
 The round's logic lives once, in verify_drafts: verify_round (tables), roundview's trace,
 textspec's rounds on whole-context models and the sweeps' fast loop all call it. simulate.py
 (vectorised) and exact.py (enumeration) keep their own forms of the rules, and
-tests/test_simulate.py checks them against it outcome by outcome.
+tests/speclab/test_simulate.py checks them against it outcome by outcome.
 """
 import numpy as np
 

@@ -18,7 +18,7 @@ Seeds: 20 quality sweep (drafts blend(P, other2, w)), 21 temperature mismatch
 verify_round). `run_rounds_fast` plays the same rounds (speclab.speculative.verify_drafts,
 the one round) with the distributions precomputed as plain Python lists and the uniforms
 drawn in one block: it consumes them in the same order, so it returns the same counts
-(tests/test_sweeps.py checks this), several times faster.
+(tests/speclab/test_sweeps.py checks this), several times faster.
 """
 from bisect import bisect_right
 

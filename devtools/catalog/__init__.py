@@ -13,7 +13,7 @@ Each module defines
         },
         ...
     }
-tests/test_grader_strength.py runs every entry: each wrong answer must fail a graded
+tests/grading/test_grader_strength.py runs every entry: each wrong answer must fail a graded
 test that names the function, and each right one must pass them all. Each delegate answer
 hands the exercise's work to a course helper that is not on its allow-list (the solution
 cell's `# Helpers you may call:` line in the source notebook): imported under another name,
@@ -38,7 +38,7 @@ from functools import lru_cache
 # A submission that breaks numpy's comparisons before answering wrongly. The graded tests compare
 # with speclab.checks (plain Python), so the wrong answer after it must still fail. This patches
 # the real numpy module, as a student's cell would; devtools.mutants.run_variant puts numpy back
-# after each variant, and tests/test_integrity.py runs the same attack in a real kernel.
+# after each variant, and tests/grading/test_integrity.py runs the same attack in a real kernel.
 NUMPY_ATTACK = """
 import numpy as np
 np.isclose = np.allclose = lambda *a, **k: True

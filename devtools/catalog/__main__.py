@@ -6,7 +6,7 @@ lose their marks once the flagged lines are removed.
     python -m devtools.catalog 04         # one notebook
 
 Each catalogued answer is actually run against the notebook's graded tests (in-process,
-as tests/test_grader_strength.py does), so this table is a measurement, not a claim. A
+as tests/grading/test_grader_strength.py does), so this table is a measurement, not a claim. A
 delegation counts as caught when it passes as written, the scan flags it, and the sanitized
 answer fails a graded test.
 """

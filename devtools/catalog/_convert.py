@@ -11,7 +11,7 @@ is not made). An entry that needs more lines (old and new) than it keeps, or mor
 separate edits, stays a whole source: it is a rewrite, not a one-line slip. A change that most of
 one function's edits share is how its entries were written (say int(...) around a sample), not
 their mistake: it is left out (_without_house_style), so such an entry becomes the reference with
-its mistake alone, a different code; run tests/test_grader_strength.py on the notebook after it.
+its mistake alone, a different code; run tests/grading/test_grader_strength.py on the notebook after it.
 """
 import ast
 import difflib

@@ -32,7 +32,7 @@ def _solution_cells(nb):
 def allow_lists(source_nb):
     """{grade_id: the helpers that exercise may call}, read from the source notebook's solution cells.
 
-    A solution cell without the line may call no helper (tests/test_integrity.py names it).
+    A solution cell without the line may call no helper (tests/grading/test_integrity.py names it).
     """
     return {grade_id(c) or "": allow_line(c.source) or () for _, c in _solution_cells(source_nb)}
 
