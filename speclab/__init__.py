@@ -16,9 +16,14 @@ Modules, one concern each:
   hardware     model configs, accelerator specs, bytes, MACs, step times (07)
   ngram        character n-gram models over one shared alphabet (08)
   textspec     speculative generation for models that see the whole context (08)
-  multidraft   several candidates per position, token trees, self-drafting heads, adaptive k (09)
+  candidates   several candidates per position: exact samplers, the shortcut, exact enumeration (09)
+  trees        token trees: shapes, tree attention masks, value per pass, price on 07's roofline (09)
+  transformer  a decoder-only transformer in NumPy with a KV cache, and the shipped models (10)
+  realspec     speculative decoding of those models: one-pass verify, rollback, self-drafting,
+               adaptive k, timing (10)
   timeline     plain vs speculative schedules drawn on one time axis
   style        colours and figure habits shared by every notebook
+  figures      each notebook's widget figure (figures.nbNN: build_<thing> / update_<thing>)
   widgets      small builders for sliders that change a figure (live: built once, moved in place)
   checks       plain-Python comparisons the graded tests use
   isolate      grade an exercise on its own by lending the reference of an earlier one
