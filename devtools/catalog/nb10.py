@@ -176,7 +176,7 @@ def confident_draft(draft, cache, context, k_max, threshold, rng):
         if len(drafted) == k_max or q.max() < threshold:
             return drafted, np.array(rows)
         q = draft.probs([x], cache)[0]
-""", "not on the largest probability of q"),
+""", "the drafted token's own probability"),
             "stops when q[x] equals the threshold too (<= instead of <)": ("""
 # Helpers you may call: sample_from
 def confident_draft(draft, cache, context, k_max, threshold, rng):
