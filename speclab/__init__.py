@@ -17,7 +17,11 @@ Modules, one concern each:
   roofline     time W @ X on this CPU and read its roofline off the times; a measured GPU table (07)
   ngram        character n-gram models over one shared alphabet (08)
   textspec     speculative generation for models that see the whole context (08)
-  multidraft   several candidates per position, token trees, self-drafting heads, adaptive k (09)
+  candidates   several candidates per position: exact samplers, the shortcut, exact enumeration (09)
+  trees        token trees: shapes, tree attention masks, value per pass, price on 07's roofline (09)
+  transformer  a decoder-only transformer in NumPy with a KV cache, and the shipped models (10)
+  realspec     speculative decoding of those models: one-pass verify, rollback, self-drafting,
+               adaptive k, timing (10)
   timeline     plain vs speculative schedules drawn on one time axis
   style        colours and figure habits shared by every notebook
   widgets      small builders for sliders that change a figure (live: built once, moved in place)

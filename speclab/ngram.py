@@ -20,7 +20,7 @@ p[i] and q[i] for the same character i, or p(x)/q(x) compares two different char
 
     alphabet(*texts) -> str            every character of the texts, sorted
     encode(text, alphabet) -> array    token ids;   decode(ids, alphabet) -> str
-    next_counts(ids, m, V) -> dict     one table (vectorised with NumPy)
+    next_counts(ids, m, V, gap=0)      one table (vectorised with NumPy); gap skips tokens
     ngram_dist(tables, context, V)     the interpolated next-token distribution
     NGram(ids, order, V)               a model: NGram(...)(context) -> length-V array
     build_tables(ids, max_order, V)    tables[0 .. max_order-1], to share between models
@@ -66,21 +66,23 @@ def decode(ids, alpha):
     return "".join(alpha[int(i)] for i in ids)
 
 
-def next_counts(ids, m, V):
+def next_counts(ids, m, V, gap=0):
     """{context (tuple of m ids): length-V float array of next-token counts}, over every position.
 
-    The context of position i is ids[i-m:i]; positions 0 .. m-1 have no full context and are
-    skipped. m = 0 gives {(): the count of every token}. Vectorised: the contexts are packed
-    into base-V integers and counted with np.unique.
+    The context of position i is ids[i-gap-m:i-gap]; positions without a full context are skipped.
+    m = 0 gives {(): the count of every token}. With gap > 0 the `gap` tokens between the context
+    and the counted token are not seen (gap = 1 counts the token after next: a model that drafts
+    without seeing the last token). Vectorised: the contexts are packed into base-V integers and
+    counted with np.unique.
     """
     ids = np.asarray(ids, dtype=np.int64)
-    n = len(ids) - m
+    n = len(ids) - m - gap
     if n <= 0:
         return {}
     key = np.zeros(n, dtype=np.int64)
     for j in range(m):
         key = key * V + ids[j:j + n]
-    pairs, counts = np.unique(key * V + ids[m:], return_counts=True)
+    pairs, counts = np.unique(key * V + ids[m + gap:], return_counts=True)
     ctx_keys, nxt = pairs // V, pairs % V
     contexts, row = np.unique(ctx_keys, return_inverse=True)
     table = np.zeros((len(contexts), V))
@@ -126,7 +128,7 @@ class NGram:
 
     over the context lengths that were seen (an unseen one leaves p unchanged: weight 1). The
     scalars are plain Python and the vectors meet in one dot product, several times faster than
-    the loop over context lengths; the two agree to rounding (tests/test_ngram.py checks it).
+    the loop over context lengths; the two agree to rounding (tests/speclab/test_ngram.py checks it).
     """
 
     def __init__(self, ids=None, order=3, V=None, tables=None):

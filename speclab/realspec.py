@@ -113,20 +113,28 @@ def plain_generate(target, prompt, n, rng):
     return context[len(prompt):]
 
 
-def confident_block(k_max, threshold):
-    """Adaptive drafting: draft up to k_max tokens, stopping after a token whose draft probability
-    (the top of q) is below `threshold`. Same uniforms as draft_block: one per drafted token."""
-    def drafter(draft, cache, context, rng):
-        q = draft.probs(context[cache.length:], cache)[-1]
-        drafted, rows = [], []
-        while True:
-            x = sample_from(q, rng.random())
-            drafted.append(x)
-            rows.append(q)
-            if len(drafted) == k_max or q.max() < threshold:
-                return drafted, np.array(rows)
-            q = draft.probs([x], cache)[0]
-    return drafter
+def confident_draft(draft, cache, context, k_max, threshold, rng):
+    """(drafted, q) as draft_block, but adaptive: 1 to k_max tokens, stopping right after a token x
+    that the draft gave q[x] < threshold (the draft is unsure of its own guess). One uniform per
+    drafted token; threshold = 0 drafts k_max tokens, exactly as draft_block(..., k_max, rng).
+    Notebook 10's exercise; the cache ends holding context + drafted[:-1]."""
+    q = draft.probs(context[cache.length:], cache)[-1]
+    drafted, rows = [], []
+    while True:
+        x = sample_from(q, rng.random())
+        drafted.append(x)
+        rows.append(q)
+        if len(drafted) == k_max or q[x] < threshold:
+            return drafted, np.array(rows)
+        q = draft.probs([x], cache)[0]
+
+
+def confident_block(k_max, threshold, drafter=confident_draft):
+    """A drafter for speculative_generate's `k`: (draft, cache, context, rng) -> (drafted, q) by
+    `drafter` (confident_draft's signature; pass a learner's own to run theirs)."""
+    def block(draft, cache, context, rng):
+        return drafter(draft, cache, context, k_max, threshold, rng)
+    return block
 
 
 # --- measurements ---------------------------------------------------------------------------------
@@ -215,4 +223,19 @@ def tokens_per_second(target, draft, prompt, n, ks, repeat=3, seed=0):
                 else:
                     speculative_generate(target, draft, prompt, n, key, rng)
                 out[key].append(n / (time.perf_counter() - t))
+    return out
+
+
+def timed_runs(target, draft, prompt, n, drafters, seeds):
+    """{label: [(Run, tokens per second) for each seed]} for `drafters` ({label: k or a drafter for
+    speculative_generate's `k`}), the runs interleaved (every label with seed 0, then seed 1, ...) so
+    that a slow moment of the machine hits them all alike; one BLAS thread."""
+    out = {label: [] for label in drafters}
+    with threadpool_limits(1):
+        for seed in seeds:
+            for label, k in drafters.items():
+                run = Run([])
+                t = time.perf_counter()
+                speculative_generate(target, draft, prompt, n, k, np.random.default_rng(seed), run)
+                out[label].append((run, n / (time.perf_counter() - t)))
     return out

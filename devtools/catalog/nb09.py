@@ -137,16 +137,16 @@ def multi_candidate_sample(p, q, n, rng):
         "delegate": {
             "calls the course's reference sampler": """
 def multi_candidate_sample(p, q, n, rng):
-    return multidraft.mss_sample(p, q, n, rng)
+    return candidates.mss_sample(p, q, n, rng)
 """,
             "imports the reference under another name": """
-from speclab.multidraft import mss_sample as _one_token
+from speclab.candidates import mss_sample as _one_token
 def multi_candidate_sample(p, q, n, rng):
     return _one_token(p, q, n, rng)
 """,
             "reaches it through the module's table of samplers": """
 def multi_candidate_sample(p, q, n, rng):
-    return multidraft.SAMPLERS["mss"](p, q, n, rng)
+    return candidates.SAMPLERS["mss"](p, q, n, rng)
 """,
         },
     },
@@ -307,116 +307,12 @@ def recursive_sample(p, q, n, rng):
         "delegate": {
             "calls the course's reference sampler": """
 def recursive_sample(p, q, n, rng):
-    return multidraft.recursive_sample(p, q, n, rng)
+    return candidates.recursive_sample(p, q, n, rng)
 """,
             "imports the module under another name": """
-import speclab.multidraft as _md
+import speclab.candidates as _md
 def recursive_sample(p, q, n, rng):
     return _md.SAMPLERS["recursive"](p, q, n, rng)
-""",
-        },
-    },
-    "confident_draft": {
-        "wrong": {
-            "checks the draft's largest probability before drafting (may draft nothing)": ("""
-def confident_draft(draft, context, k_max, threshold, rng):
-    ctx, out = list(context), []
-    for _ in range(k_max):
-        q = draft(ctx)
-        if q.max() < threshold:
-            break
-        x = int(sample_from(q, rng.random()))
-        out.append(x)
-        ctx.append(x)
-    return out
-""", "it is drafted, and then drafting stops"),
-            "stops when q[x] equals the threshold too (<= instead of <)": ("""
-def confident_draft(draft, context, k_max, threshold, rng):
-    ctx, out = list(context), []
-    for _ in range(k_max):
-        q = draft(ctx)
-        x = int(sample_from(q, rng.random()))
-        out.append(x)
-        ctx.append(x)
-        if q[x] <= threshold:
-            break
-    return out
-""", "does not stop"),
-            "drops the unsure token instead of drafting it": ("""
-def confident_draft(draft, context, k_max, threshold, rng):
-    ctx, out = list(context), []
-    for _ in range(k_max):
-        q = draft(ctx)
-        x = int(sample_from(q, rng.random()))
-        if q[x] < threshold:
-            break
-        out.append(x)
-        ctx.append(x)
-    return out
-""", "it is drafted"),
-            "calls the draft on the original context every time": ("""
-def confident_draft(draft, context, k_max, threshold, rng):
-    out = []
-    for _ in range(k_max):
-        q = draft(list(context))
-        x = int(sample_from(q, rng.random()))
-        out.append(x)
-        if q[x] < threshold:
-            break
-    return out
-""", "draft(context + drafted so far)"),
-            "appends the drafts to the caller's context": ("""
-def confident_draft(draft, context, k_max, threshold, rng):
-    out = []
-    for _ in range(k_max):
-        q = draft(context)
-        x = int(sample_from(q, rng.random()))
-        out.append(x)
-        context.append(x)
-        if q[x] < threshold:
-            break
-    return out
-""", "must not modify the context"),
-            "ignores the threshold: always k_max tokens": """
-def confident_draft(draft, context, k_max, threshold, rng):
-    ctx, out = list(context), []
-    for _ in range(k_max):
-        x = int(sample_from(draft(ctx), rng.random()))
-        out.append(x)
-        ctx.append(x)
-    return out
-""",
-        },
-        "right": {
-            "a while loop": """
-def confident_draft(draft, context, k_max, threshold, rng):
-    ctx = list(context)
-    start = len(ctx)
-    while len(ctx) - start < k_max:
-        q = np.asarray(draft(ctx))
-        x = sample_from(q, rng.random())
-        ctx = ctx + [int(x)]
-        if q[x] < threshold:
-            break
-    return ctx[start:]
-""",
-            "the reference loop": """
-def confident_draft(draft, context, k_max, threshold, rng):
-    ctx, out = list(context), []
-    for _ in range(k_max):
-        q = draft(ctx)
-        x = int(sample_from(q, rng.random()))
-        out.append(x)
-        ctx.append(x)
-        if not q[x] >= threshold:
-            break
-    return out
-""",
-        },
-        "delegate": {
-            "calls the course's reference drafter": """
-def confident_draft(draft, context, k_max, threshold, rng):
-    return multidraft.confident_draft(draft, context, k_max, threshold, rng)
 """,
         },
     },
@@ -482,7 +378,7 @@ def shortcut_sample(p, q, n, rng):
         "delegate": {
             "calls the course's broken reference": """
 def shortcut_sample(p, q, n, rng):
-    return multidraft.shortcut_sample(p, q, n, rng)
+    return candidates.shortcut_sample(p, q, n, rng)
 """,
         },
     },
@@ -592,10 +488,10 @@ def multi_shortcut_tv(p, q, n):
         "delegate": {
             "the course's exact enumeration of the shortcut": """
 def multi_shortcut_tv(p, q, n):
-    return tv_distance(multidraft.exact_output(p, q, n, "shortcut"), p)
+    return tv_distance(candidates.exact_output(p, q, n, "shortcut"), p)
 """,
             "imported under another name": """
-from speclab.multidraft import exact_output as _exact
+from speclab.candidates import exact_output as _exact
 def multi_shortcut_tv(p, q, n):
     return tv_distance(_exact(p, q, n, "shortcut"), p)
 """,
@@ -692,10 +588,10 @@ def multi_shortcut_tv_formula(p, q, n):
         "delegate": {
             "the course's closed form": """
 def multi_shortcut_tv_formula(p, q, n):
-    return multidraft.shortcut_tv_formula(p, q, n)
+    return candidates.shortcut_tv_formula(p, q, n)
 """,
             "the course's exact enumeration instead": """
-from speclab.multidraft import exact_output as _exact
+from speclab.candidates import exact_output as _exact
 def multi_shortcut_tv_formula(p, q, n):
     return float(tv_distance(_exact(p, q, n, "shortcut"), p))
 """,

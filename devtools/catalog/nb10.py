@@ -2,7 +2,7 @@
 
 AID = "10_real_transformer"
 
-# The loop of Exercises B and C, written once; each variant changes one piece of it.
+# The loop of Exercises B and D, written once; each variant changes one piece of it.
 _LOOP = '''
 # Helpers you may call: draft_block, verify_block, sample_from, residual
 def {name}(target, draft, prompt, n, k, rng):
@@ -159,6 +159,133 @@ def speculative_generate(target, draft, prompt, n, k, rng):
 # Helpers you may call: draft_block, verify_block, sample_from, residual
 def speculative_generate(target, draft, prompt, n, k, rng):
     return realspec.speculative_generate(target, draft, prompt, n, k, rng)
+""",
+        },
+    },
+    "confident_draft": {
+        "wrong": {
+            "decides on the largest probability of q, not on the token drafted": ("""
+# Helpers you may call: sample_from
+def confident_draft(draft, cache, context, k_max, threshold, rng):
+    q = draft.probs(context[cache.length:], cache)[-1]
+    drafted, rows = [], []
+    while True:
+        x = int(sample_from(q, rng.random()))
+        drafted.append(x)
+        rows.append(q)
+        if len(drafted) == k_max or q.max() < threshold:
+            return drafted, np.array(rows)
+        q = draft.probs([x], cache)[0]
+""", "the drafted token's own probability"),
+            "stops when q[x] equals the threshold too (<= instead of <)": ("""
+# Helpers you may call: sample_from
+def confident_draft(draft, cache, context, k_max, threshold, rng):
+    q = draft.probs(context[cache.length:], cache)[-1]
+    drafted, rows = [], []
+    while True:
+        x = int(sample_from(q, rng.random()))
+        drafted.append(x)
+        rows.append(q)
+        if len(drafted) == k_max or q[x] <= threshold:
+            return drafted, np.array(rows)
+        q = draft.probs([x], cache)[0]
+""", "does not stop"),
+            "drops the unsure token instead of drafting it (and may draft nothing)": ("""
+# Helpers you may call: sample_from
+def confident_draft(draft, cache, context, k_max, threshold, rng):
+    q = draft.probs(context[cache.length:], cache)[-1]
+    drafted, rows = [], []
+    while len(drafted) < k_max:
+        x = int(sample_from(q, rng.random()))
+        if q[x] < threshold:
+            break
+        drafted.append(x)
+        rows.append(q)
+        q = draft.probs([x], cache)[0]
+    return drafted, np.array(rows)
+""", "it is drafted, and then drafting stops"),
+            "ignores the threshold: always k_max tokens": """
+# Helpers you may call: sample_from
+def confident_draft(draft, cache, context, k_max, threshold, rng):
+    q = draft.probs(context[cache.length:], cache)[-1]
+    drafted, rows = [], []
+    while True:
+        x = int(sample_from(q, rng.random()))
+        drafted.append(x)
+        rows.append(q)
+        if len(drafted) == k_max:
+            return drafted, np.array(rows)
+        q = draft.probs([x], cache)[0]
+""",
+            "feeds the draft the whole context, whatever its cache holds": ("""
+# Helpers you may call: sample_from
+def confident_draft(draft, cache, context, k_max, threshold, rng):
+    q = draft.probs(list(context), cache)[-1]
+    drafted, rows = [], []
+    while True:
+        x = int(sample_from(q, rng.random()))
+        drafted.append(x)
+        rows.append(q)
+        if len(drafted) == k_max or q[x] < threshold:
+            return drafted, np.array(rows)
+        q = draft.probs([x], cache)[0]
+""", "context[cache.length:]"),
+            "feeds the last drafted token to the draft too": ("""
+# Helpers you may call: sample_from
+def confident_draft(draft, cache, context, k_max, threshold, rng):
+    q = draft.probs(context[cache.length:], cache)[-1]
+    drafted, rows = [], []
+    while True:
+        x = int(sample_from(q, rng.random()))
+        drafted.append(x)
+        rows.append(q)
+        nxt = draft.probs([x], cache)[0]
+        if len(drafted) == k_max or q[x] < threshold:
+            return drafted, np.array(rows)
+        q = nxt
+""", "drafted[:-1]"),
+            "returns the distribution after each drafted token, not the one it was drawn from": ("""
+# Helpers you may call: sample_from
+def confident_draft(draft, cache, context, k_max, threshold, rng):
+    q = draft.probs(context[cache.length:], cache)[-1]
+    drafted, rows = [], []
+    while True:
+        x = int(sample_from(q, rng.random()))
+        drafted.append(x)
+        if len(drafted) == k_max or q[x] < threshold:
+            rows.append(q)
+            return drafted, np.array(rows)
+        q = draft.probs([x], cache)[0]
+        rows.append(q)
+""", "row by row"),
+        },
+        "right": {
+            "a for loop over k_max, stopping test written as not >=": """
+# Helpers you may call: sample_from
+def confident_draft(draft, cache, context, k_max, threshold, rng):
+    drafted, q = [], []
+    dist = draft.probs(context[cache.length:], cache)[-1]
+    for j in range(k_max):
+        x = sample_from(dist, rng.random())
+        drafted.append(int(x))
+        q.append(dist)
+        if not dist[x] >= threshold or j == k_max - 1:
+            break
+        dist = draft.probs([int(x)], cache)[0]
+    return drafted, np.stack(q)
+""",
+        },
+        "delegate": {
+            "the course's drafter": """
+# Helpers you may call: sample_from
+def confident_draft(draft, cache, context, k_max, threshold, rng):
+    return realspec.confident_draft(draft, cache, context, k_max, threshold, rng)
+""",
+            "the course's block factory": """
+# Helpers you may call: sample_from
+from speclab.realspec import confident_block as _block
+def confident_draft(draft, cache, context, k_max, threshold, rng):
+    return _block(k_max, threshold)(draft, cache, context, rng)
 """,
         },
     },

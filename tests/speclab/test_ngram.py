@@ -62,22 +62,22 @@ def test_shared_alphabet_and_round_trip(corpus):
         ngram.encode("caf\u00e9", alpha)
 
 
-def plain_counts(seq, m, V):
+def plain_counts(seq, m, V, gap=0):
     out = {}
-    for i in range(m, len(seq)):
-        out.setdefault(tuple(seq[i - m:i]), np.zeros(V))[seq[i]] += 1
+    for i in range(m + gap, len(seq)):
+        out.setdefault(tuple(seq[i - gap - m:i - gap]), np.zeros(V))[seq[i]] += 1
     return out
 
 
-@pytest.mark.parametrize("m", [0, 1, 2, 5])
-def test_next_counts_matches_a_plain_loop(corpus, m):
+@pytest.mark.parametrize("m, gap", [(0, 0), (1, 0), (2, 0), (5, 0), (1, 1), (3, 1), (2, 3)])
+def test_next_counts_matches_a_plain_loop(corpus, m, gap):
     _, alpha, ids, _ = corpus
     seq = ids["code"][:5_000]
-    fast, slow = ngram.next_counts(seq, m, len(alpha)), plain_counts(seq.tolist(), m, len(alpha))
+    fast, slow = ngram.next_counts(seq, m, len(alpha), gap), plain_counts(seq.tolist(), m, len(alpha), gap)
     assert fast.keys() == slow.keys()
     for key in fast:
         assert np.array_equal(fast[key], slow[key])
-    assert sum(v.sum() for v in fast.values()) == len(seq) - m
+    assert sum(v.sum() for v in fast.values()) == len(seq) - m - gap
 
 
 def test_next_counts_edge_cases():
@@ -86,6 +86,9 @@ def test_next_counts_edge_cases():
     t = ngram.next_counts([0, 1, 0, 1, 2], 1, 4)
     assert set(t) == {(0,), (1,)} and t[(0,)].tolist() == [0, 2, 0, 0] and t[(1,)].tolist() == [1, 0, 1, 0]
     assert all(type(k[0]) is int for k in t)
+    skip = ngram.next_counts([0, 1, 2, 0, 1, 2, 0], 1, 3, gap=1)  # the token two after each context token
+    assert {k: v.tolist() for k, v in skip.items()} == {(0,): [0, 0, 2], (1,): [2, 0, 0], (2,): [0, 1, 0]}
+    assert ngram.next_counts([1, 2], 1, 3, gap=1) == {}
 
 
 # --- smoothing ------------------------------------------------------------------------------

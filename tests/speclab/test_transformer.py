@@ -192,3 +192,37 @@ def test_adaptive_drafter_uses_one_uniform_per_draft(models):
     rng = ScriptedRNG([0.5] * 6)
     drafted, q = drafter(draft, draft.new_cache(), PROMPT, rng)
     assert 1 <= len(drafted) <= 6 and rng.calls == len(drafted) and q.shape == (len(drafted), tf.V)
+
+
+def test_confident_draft_stops_right_after_an_unsure_token(models):
+    target, draft = models
+    us = np.random.default_rng(3).random(8).tolist()
+    cache = draft.new_cache()
+    assert realspec.confident_draft(draft, cache, PROMPT, 8, 0.0, ScriptedRNG(us))[0] == \
+        realspec.draft_block(draft, draft.new_cache(), PROMPT, 8, ScriptedRNG(us))[0], "threshold 0 is a fixed k"
+    assert cache.length == len(PROMPT) + 7
+    for threshold in (0.3, 0.6, 0.9):
+        cache = draft.new_cache()
+        drafted, q = realspec.confident_draft(draft, cache, PROMPT, 8, threshold, ScriptedRNG(us))
+        sure = [q[i][x] >= threshold for i, x in enumerate(drafted)]
+        assert all(sure[:-1]) and (len(drafted) == 8 or not sure[-1]), "stop right after the first unsure token"
+        assert cache.length == len(PROMPT) + len(drafted) - 1
+    flat = np.array([0.25, 0.25, 0.5])
+
+    class Flat:
+        def probs(self, tokens, cache):
+            cache.length += len(tokens)
+            return np.tile(flat, (len(tokens), 1))
+    cache = tf.Cache(1, 1, 1)
+    assert realspec.confident_draft(Flat(), cache, [0], 3, 0.25, ScriptedRNG([0.1] * 3))[0] == [0, 0, 0], \
+        "q[x] equal to the threshold does not stop"
+
+
+def test_timed_runs_threshold_zero_is_fixed_k(models):
+    target, draft = models
+    runs = realspec.timed_runs(target, draft, PROMPT, 12, {"fixed": 3, "adaptive": realspec.confident_block(3, 0.0)},
+                               range(2))
+    assert [len(runs[label]) for label in runs] == [2, 2]
+    for (fixed, tps), (adaptive, _) in zip(runs["fixed"], runs["adaptive"]):
+        assert fixed.tokens == adaptive.tokens and len(fixed.tokens) == 12 and tps > 0
+        assert fixed.drafted == adaptive.drafted == [3] * fixed.rounds

@@ -1,12 +1,11 @@
-"""speclab.multidraft: several candidates are exact by enumeration, the shortcut is not, trees and heads add up."""
+"""speclab.candidates: several candidates are exact by enumeration, the shortcut is not."""
 import math
 
 import numpy as np
 import pytest
 
-from speclab import ScriptedRNG, costs, draft, ngram, sample_from, target, textspec
-from speclab import hardware as hw
-from speclab import multidraft as md
+from speclab import ScriptedRNG, draft, sample_from, target, textspec
+from speclab import candidates as md
 from speclab.speculative import residual, tv_distance
 
 P = target()
@@ -165,110 +164,3 @@ def test_duplicate_of_a_rejected_candidate_is_rejected():
     us = [0.1, 0.1, 0.5, 0.01, 0.05]  # candidates 0 and 0; the first rejected; the second tested against r_1
     assert md.mss_sample(p, q, 2, ScriptedRNG(us)) == 1
     assert md.shortcut_sample(p, q, 2, ScriptedRNG(us)) == 0, "the shortcut keeps the duplicate"
-
-
-# --- trees ----------------------------------------------------------------------------------------
-
-def test_tree_shapes_and_mask():
-    assert md.tree_nodes(md.chain(5)) == 5 and md.tree_depth(md.chain(5)) == 5
-    assert md.tree_nodes(md.full_tree([2, 3])) == 2 + 6 and md.tree_depth(md.full_tree([2, 3])) == 2
-    mask = md.tree_mask(md.chain(3))
-    assert (mask == np.tril(np.ones((4, 4), dtype=bool))).all(), "a chain's tree mask is the causal mask"
-    parents, depths = md.tree_parents(md.full_tree([2, 2]))
-    assert parents == [-1, 0, 1, 1, 0, 4, 4] and depths == [0, 1, 2, 2, 1, 2, 2]
-    mask = md.tree_mask(md.full_tree([2, 2]))
-    assert mask[3].tolist() == [True, True, False, True, False, False, False]
-
-
-def test_chain_value_is_the_markov_table_answer():
-    for Q in DRAFTS.values():
-        M = np.minimum(P, Q)
-        for k in (1, 2, 4):
-            want, v = np.zeros(len(P)), np.ones(len(P))
-            for _ in range(k):
-                v = M @ v
-                want += v
-            assert np.allclose(md.tree_accepted(P, Q, md.chain(k)), want, atol=1e-12)
-            start = np.eye(len(P))[0]
-            rate, _ = costs.markov_round_stats(P, Q, k, start=start)
-            assert abs(md.tree_accepted(P, Q, md.chain(k))[0] - rate * k) < 1e-12
-
-
-def test_one_level_tree_is_the_chance_one_candidate_is_kept():
-    for rule in ("mss", "recursive"):
-        for Q in DRAFTS.values():
-            for w in (1, 2, 3):
-                got = md.tree_accepted(P, Q, md.full_tree([w]), rule)
-                want = [md.acceptance(P[c], Q[c], w, rule) for c in range(len(P))]
-                assert np.allclose(got, want, atol=1e-12)
-
-
-def test_greedy_tree_size_and_limits():
-    a = md.positional_acceptance(P, DRAFTS["middling"], 6)
-    for budget in (1, 5, 17, 40):
-        assert md.tree_nodes(md.greedy_tree(a, budget)) == budget
-    assert md.greedy_tree([0.9, 0.0], 6) == md.chain(6), "with no second chance the best tree is a chain"
-    assert md.greedy_tree([0.5, 0.5, 0.5], 3) == md.full_tree([3]), "equal ranks: width before depth for 3 nodes"
-
-
-def test_tree_speedup_of_a_chain_is_07s_speedup():
-    T, D = hw.load_model("llama-3-70b"), hw.load_model("llama-3.2-1b")
-    acc = hw.accelerator("H100", cards=4)
-    for k in (1, 4):
-        for ctx, batch in ((0, 1), (0, 64), (0, 512), (1024, 249), (2048, 238), (4096, 119)):
-            got = md.tree_speedup(md.chain(k), costs.expected_tokens(0.8, k) - 1, T, D, acc, ctx, batch)
-            assert math.isclose(got, hw.speculative_speedup(T, D, acc, 0.8, k, ctx, batch), rel_tol=1e-12)
-    # notebook 09's load table: per-kernel step times with the cache, at the memory cap
-    ov = costs.DRAFT_STEP_OVERHEAD_S
-    speed = lambda k, b, ctx: md.tree_speedup(md.chain(k), costs.expected_tokens(0.8, k) - 1, T, D, acc, ctx, b, ov)  # noqa: E731
-    assert round(speed(4, 477, 1024), 2) == 0.92 and round(speed(1, 477, 1024), 2) == 1.08
-    assert round(speed(2, 238, 2048), 2) == 1.32 and round(speed(2, 119, 4096), 2) == 1.90
-    assert speed(4, 248, 1024) >= 1 > speed(4, 249, 1024)
-    assert md.tree_speedup(md.chain(0), 0.0, T, D, acc) == 1.0, "no drafts: plain decoding"
-    slower = md.tree_speedup(md.chain(4), 2.0, T, D, acc, overhead=costs.DRAFT_STEP_OVERHEAD_S)
-    assert slower < md.tree_speedup(md.chain(4), 2.0, T, D, acc)
-
-
-# --- self-drafting and adaptive k -----------------------------------------------------------------
-
-def test_skip_counts():
-    ids = [0, 1, 2, 0, 1, 2, 0]
-    assert {k: v.tolist() for k, v in md.skip_counts(ids, 1, 3, gap=0).items()} == \
-        {k: v.tolist() for k, v in ngram.next_counts(ids, 1, 3).items()}
-    skip = md.skip_counts(ids, 1, 3, gap=1)  # the token two after each context token
-    assert {k: v.tolist() for k, v in skip.items()} == {(0,): [0, 0, 2], (1,): [2, 0, 0], (2,): [0, 1, 0]}
-    assert md.skip_counts([1, 2], 1, 3, gap=1) == {}
-
-
-def test_head_draft_ignores_the_last_token():
-    ids = np.array([0, 1, 2, 0, 1, 2, 0, 2, 2, 1], dtype=np.int64)
-    tables = md.build_skip_tables(ids, 3, 3)
-    head = md.head_draft(tables, 3, 3)
-    assert np.allclose(head([0, 1, 2]), head([0, 1, 0])), "the last token is the one the head cannot see"
-    assert np.allclose(head([0, 1, 2]), ngram.ngram_dist(tables, [0, 1], 3))
-
-
-def test_confident_draft():
-    Q = DRAFTS["middling"]
-    markov = lambda ctx: Q[ctx[-1]]  # noqa: E731
-    assert md.confident_draft(markov, [0], 3, 0.0, ScriptedRNG([0.5, 0.5, 0.5])) == [4, 2, 3]
-    assert md.confident_draft(markov, [0], 3, 0.3, ScriptedRNG([0.5, 0.6])) == [4, 4]
-    flat = lambda ctx: np.array([0.25, 0.25, 0.5])  # noqa: E731
-    assert md.confident_draft(flat, [0], 3, 0.25, ScriptedRNG([0.1] * 3)) == [0, 0, 0], "equal does not stop"
-
-
-def test_generate_adaptive_with_threshold_zero_is_fixed_k():
-    text = ngram.load_corpus("code")[:20_000]
-    alpha = ngram.alphabet(text)
-    ids = ngram.encode(text, alpha)
-    tables = ngram.build_tables(ids, 4, len(alpha))
-    tgt = ngram.NGram(tables=tables, order=4, V=len(alpha))
-    drf = ngram.NGram(tables=tables, order=2, V=len(alpha))
-    ctx = ids[:50].tolist()
-    run = md.generate_adaptive(tgt, drf, ctx, 200, 3, 0.0, np.random.default_rng(4))
-    gen = textspec.generate(tgt, drf, ctx, 200, 3, np.random.default_rng(4))
-    assert run.tokens == gen.tokens and run.rounds == gen.rounds
-    assert run.drafted == [3] * len(run.rounds)
-    assert math.isclose(run.speedup(0.1), sum(run.rounds) / (len(run.rounds) * 1.3))
-    short = md.generate_adaptive(tgt, drf, ctx, 200, 6, 0.5, np.random.default_rng(4))
-    assert 1 <= min(short.drafted) and max(short.drafted) <= 6 and short.mean_k < 6
