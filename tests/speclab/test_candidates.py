@@ -1,5 +1,4 @@
 """speclab.candidates: several candidates are exact by enumeration, the shortcut is not."""
-import math
 
 import numpy as np
 import pytest
