@@ -117,7 +117,11 @@ class RobustExecute(Execute):
     def _restart(self):
         run_sync(self.km.restart_kernel)(now=True)
         self._kernel_started()
-        self.wait_for_reply(self.kc.kernel_info())
+        # Ask until the new kernel answers (jupyter_client's wait_for_ready re-sends kernel_info each
+        # second): a single request could reach the old kernel's socket as it went (a sandboxed kernel
+        # is reached over ipc through its /proc root, renewed on restart) and cost a whole cell timeout
+        # (measured: 60 s of each 67 s restart of the memory hog's kernel).
+        run_sync(self.kc.wait_for_ready)(timeout=self.startup_timeout)
 
     def _restart_and_replay(self, upto):
         import copy

@@ -351,6 +351,7 @@ def test_one_class_on_a_real_hub(world):
             graded = run_as(world, "instructor", ["make", "--no-print-directory", "-o", "setup", "grade",
                                                   f"GRADE_ARGS={AID}"])
             step("collect + make grade (3 submissions)")
+            print("make grade on the hub said:\n" + graded.stdout[-3000:])  # shown when the test fails
             assert "every kernel ran in the sandbox" in graded.stdout, (
                 "make grade on the hub must sandbox the students' kernels (bubblewrap)", graded.stdout[-2000:])
             assert (course / "grades.csv").stat().st_uid == hub_.uid(acc.names["instructor"])
