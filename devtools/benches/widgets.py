@@ -132,6 +132,5 @@ def bench():
 
 
 if __name__ == "__main__":
-    wanted = [a for a in assignments() if not sys.argv[1:] or any(a.startswith(x.zfill(2)) for x in sys.argv[1:])]
-    for label, value in table(wanted):
-        print(f"  {label:<58} {value}", flush=True)
+    from devtools.bench import per_notebook
+    per_notebook(table, sys.argv[1:])
