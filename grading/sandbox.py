@@ -32,6 +32,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import zlib
 from pathlib import Path
 
@@ -42,6 +43,7 @@ DISK = 64 << 20          # bytes of the sandbox's tmpfs: working folder, home an
 PROCESSES = 128          # processes and threads the kernel's user may have (a kernel uses about 10)
 INSIDE = "/sandbox"      # the private tmpfs
 SOCKETS = "/run/kernel"  # the kernel's ZeroMQ sockets (a tmpfs of their own)
+SOCKET_PATH_MAX = 107    # bytes of a Unix socket's path (sun_path is 108, with its NUL)
 COURSE = "/course"       # speclab and its data, read-only (PYTHONPATH)
 CONNECTION = "/run/connection.json"  # the kernel's connection file (ports and key), read-only
 UID_BASE = 1 << 30       # a grader running as root runs kernels as UID_BASE + a hash of the job's folder
@@ -267,6 +269,11 @@ class SandboxedKernelManager(AsyncKernelManager):
         self.transport, self.ip = "ipc", f"{SOCKETS}/s"  # as the kernel sees them (its connection file)
         name = f"k{os.getpid()}-{next(_managers)}"  # short: a Unix socket's path has at most 107 bytes
         self.connection_file = str(folder / f"{name}.json")
+        self._link_folder = None
+        if len(f"{folder}/{name}.root{SOCKETS}/s-65535".encode()) > SOCKET_PATH_MAX:
+            # a deep folder (a course cloned far down, pytest's tmp_path) would make zmq refuse the sockets
+            self._link_folder = tempfile.mkdtemp(prefix="sk", dir="/tmp")  # private (0700)
+            folder = Path(self._link_folder)
         self._link = folder / f"{name}.root"
 
     def _host_ip(self):
@@ -331,3 +338,5 @@ class SandboxedKernelManager(AsyncKernelManager):
         await super()._async_cleanup_resources(restart)
         if not restart:
             self._link.unlink(missing_ok=True)
+            if self._link_folder:
+                shutil.rmtree(self._link_folder, ignore_errors=True)
