@@ -183,9 +183,8 @@ def failing_in_kernel(nb, folder, timeout=60):
     Use this instead of run_variant for code that tampers with the interpreter itself
     (builtins, numpy): it must not run inside the test process.
     """
-    from nbclient import NotebookClient
+    from grading.execute import notebook_client
 
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(folder)}}).execute()
+    notebook_client(nb, folder, timeout=timeout, allow_errors=True).execute()
     return {grade_id(c) for c in graded_cells(nb)
             if any(o.get("output_type") == "error" for o in c.get("outputs", []))}

@@ -59,10 +59,10 @@ def execute_timed(path, setting):
     ("sliced"); return (wall seconds, longest kernel queue, longest client queue, lost wake-ups seen)."""
     import nbformat
     from jupyter_client.channels import AsyncZMQSocketChannel
-    from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError
 
     from grading import kernelwait
+    from grading.execute import notebook_client
     kernelwait.install()
     AsyncZMQSocketChannel.get_msg = (kernelwait.get_msg if setting == "sliced"
                                      else AsyncZMQSocketChannel.original_get_msg)
@@ -79,9 +79,8 @@ def execute_timed(path, setting):
         queues["client"] = max(queues["client"], _seconds(received, replied))
 
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=LIMIT, kernel_name="python3", allow_errors=True,
-                            on_cell_executed=on_cell_executed,
-                            resources={"metadata": {"path": os.path.dirname(path)}})
+    client = notebook_client(nb, os.path.dirname(path), timeout=LIMIT, allow_errors=True,
+                             on_cell_executed=on_cell_executed)
     start = time.perf_counter()
     try:
         client.execute()

@@ -25,9 +25,9 @@ import sys
 import time
 
 import nbformat
-from nbclient import NotebookClient
 
 from grading.course import assignments, source_notebook
+from grading.execute import notebook_client
 
 BUDGET_MS = 100   # issue 17: a dragged slider must not lag behind the hand
 MOVES = 7         # per control; the median is reported
@@ -89,8 +89,7 @@ def measure(aid, moves=MOVES):
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(PROBE.replace("__MOVES__", str(moves))))
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}  # the kernel picks inline, as in JupyterLab
-    client = NotebookClient(nb, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
+    client = notebook_client(nb, path.parent, timeout=600)
     saved = dict(os.environ)
     os.environ.clear()
     os.environ.update(env)

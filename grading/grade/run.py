@@ -23,6 +23,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
 from traitlets import Bool, Integer, Unicode
 
 from .. import kernelwait
+from ..localkernel import LocalKernelManager
 from .. import sandbox as sandboxes
 from ..cells import meta as nbgrader_meta
 from . import intake, merge
@@ -57,8 +58,8 @@ class RobustExecute(Execute):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        if self.sandbox:  # nbgrader's Execute passes AsyncKernelManager as an argument, which config cannot change
-            self.kernel_manager_class = sandboxes.SandboxedKernelManager
+        # nbgrader's Execute passes AsyncKernelManager as an argument, which config cannot change
+        self.kernel_manager_class = sandboxes.SandboxedKernelManager if self.sandbox else LocalKernelManager
 
     def preprocess(self, nb, resources=None, km=None):
         self._skip = set()

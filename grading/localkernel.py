@@ -1,0 +1,33 @@
+"""A kernel manager whose kernel listens on Unix sockets in a private folder: no TCP port to race for.
+
+jupyter_client picks a kernel's five TCP ports by binding port 0 and closing the socket, writes them
+to the connection file, and only then starts the kernel, which binds them. Another process starting
+a kernel in between can be handed the same ports (jupyter_client #487, open; papermill #511). The
+loser's kernel fails to bind ("Address already in use"), hangs as it exits, and its client waits the
+whole 60 s startup limit before failing. Seen once in 494 executions of the stall bench (issue 25:
+two executions at once), and the test suite starts hundreds of kernels from two workers beside a
+Jupyter server. jupyter_client's own port cache (LocalPortCache) only sees one process's choices.
+
+Over `ipc` the "ports" are socket files under a folder that is this kernel's alone, so nothing
+outside can take them. jupyter_client's default ipc address ("kernel-ipc", relative to each process's
+working folder) is not private, hence the folder. Every path we run ourselves uses this manager:
+grading/execute.py, make grade and make check without the sandbox (the sandbox has its own ipc
+folder), and devtools/mutants.py. Drop it if jupyter_client ever lets the kernel choose its ports.
+"""
+import shutil
+import tempfile
+
+from jupyter_client.manager import AsyncKernelManager
+
+
+class LocalKernelManager(AsyncKernelManager):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        # /tmp, not $TMPDIR: a Unix socket's path has at most 107 bytes
+        self._folder = tempfile.mkdtemp(prefix="kernel-", dir="/tmp")
+        self.transport, self.ip = "ipc", f"{self._folder}/s"
+
+    async def _async_cleanup_resources(self, restart=False):
+        await super()._async_cleanup_resources(restart)
+        if not restart:
+            shutil.rmtree(self._folder, ignore_errors=True)
