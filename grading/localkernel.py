@@ -12,7 +12,9 @@ Over `ipc` the "ports" are socket files under a folder that is this kernel's alo
 outside can take them. jupyter_client's default ipc address ("kernel-ipc", relative to each process's
 working folder) is not private, hence the folder. Every path we run ourselves uses this manager:
 grading/execute.py, make grade and make check without the sandbox (the sandbox has its own ipc
-folder), and devtools/mutants.py. Drop it if jupyter_client ever lets the kernel choose its ports.
+folder), devtools/mutants.py, and JupyterLab's server (grading/serverkernel.py): make lab, and each
+user's server on the course's JupyterHub, where a class starting kernels at once would race for
+ports. Drop it if jupyter_client ever lets the kernel choose its ports.
 """
 import shutil
 import tempfile
@@ -20,14 +22,21 @@ import tempfile
 from jupyter_client.manager import AsyncKernelManager
 
 
-class LocalKernelManager(AsyncKernelManager):
+class PrivateSockets:
+    """For a jupyter_client kernel manager class: the kernel's sockets are Unix sockets in a folder of
+    this kernel's own (mode 0700), made as the manager is and removed with the kernel."""
+
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        # /tmp, not $TMPDIR: a Unix socket's path has at most 107 bytes
+        # /tmp, not $TMPDIR or the runtime folder: a Unix socket's path has at most 107 bytes
         self._folder = tempfile.mkdtemp(prefix="kernel-", dir="/tmp")
         self.transport, self.ip = "ipc", f"{self._folder}/s"
 
     async def _async_cleanup_resources(self, restart=False):
         await super()._async_cleanup_resources(restart)
-        if not restart:
+        if not restart:  # a restarted kernel binds the same sockets again
             shutil.rmtree(self._folder, ignore_errors=True)
+
+
+class LocalKernelManager(PrivateSockets, AsyncKernelManager):
+    """nbclient's kernel manager on private sockets."""

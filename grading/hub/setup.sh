@@ -27,6 +27,15 @@ c.CourseDirectory.course_id = "$COURSE_ID"
 c.Exchange.root = "$EXCHANGE"
 c.Exchange.timezone = "$TIMEZONE"
 CONFIG
+# Each server's kernels listen on private Unix sockets, not TCP ports: a class starting kernels at
+# once on one machine would otherwise race for ports (grading/localkernel.py).
+cat > "$HUB_ETC/everyone/jupyter_server_config.json" <<'JSON'
+{
+  "AsyncMappingKernelManager": {
+    "kernel_manager_class": "grading.serverkernel.PrivateServerKernelManager"
+  }
+}
+JSON
 
 # 5. Students do not get the instructor's tools: the formgrader, the create-assignment toolbar and the
 #    course list are off, in the browser (lab plugins) and on the server (server extensions). Students

@@ -5,8 +5,14 @@ process binds in between makes the kernel fail to bind, hang, and its client wai
 startup limit (seen in the stall bench, issue 25). The test plays the other process: every port
 jupyter_client would hand a kernel is one this test already holds."""
 import asyncio
+import json
 import os
 import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
 
 import nbformat
 from jupyter_client.localinterfaces import localhost
@@ -48,3 +54,37 @@ def test_the_kernel_sockets_live_in_a_folder_of_their_own_gone_with_the_kernel()
         return os.path.dirname(km.ip)
 
     assert not os.path.exists(asyncio.run(run()))
+
+
+def test_jupyterlab_starts_its_kernels_on_private_sockets(tmp_path):
+    """make lab's server (JUPYTER_CONFIG_PATH=grading, as the Makefile sets it) uses
+    grading/serverkernel.py; the hub's servers get the same from grading/hub/setup.sh (tests/hub)."""
+    repo = Path(__file__).resolve().parents[2]
+    with socket.socket() as s:
+        s.bind((localhost(), 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, JUPYTER_CONFIG_PATH=str(repo / "grading"), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+               HOME=str(tmp_path))
+    server = subprocess.Popen([sys.executable, "-m", "jupyter_server", f"--port={port}", "--port-retries=0",
+                               "--ServerApp.token=t", "--no-browser", "--allow-root", f"--ServerApp.root_dir={tmp_path}"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    api = f"http://{localhost()}:{port}/api"
+    try:
+        for _ in range(240):
+            try:
+                urllib.request.urlopen(f"{api}/status?token=t")
+                break
+            except OSError:
+                assert server.poll() is None, "the server did not start"
+                time.sleep(0.5)
+        start = urllib.request.Request(f"{api}/kernels?token=t", data=b'{"name": "python3"}', method="POST")
+        kernel = json.load(urllib.request.urlopen(start))["id"]
+        info = json.loads((tmp_path / "runtime" / f"kernel-{kernel}.json").read_text())
+        assert info["transport"] == "ipc", f"JupyterLab's kernel listens on {info['transport']} {info['ip']}"
+        folder = os.path.dirname(info["ip"])
+        assert os.stat(folder).st_mode & 0o077 == 0
+        urllib.request.urlopen(urllib.request.Request(f"{api}/kernels/{kernel}?token=t", method="DELETE"))
+        assert not os.path.exists(folder), "the socket folder goes with the kernel"
+    finally:
+        server.terminate()
+        server.wait(30)

@@ -21,6 +21,7 @@ grading/README.md, "The JupyterHub route"), so the guide cannot drift from what 
 Needs root (accounts, a hub); skipped otherwise, except in CI (CI=true), where it fails.
 """
 import datetime
+import json
 import os
 import re
 import shutil
@@ -226,6 +227,11 @@ def work_and_submit(page, world, role, answers, expect_valid):
         f"Fetch must put {AID}.ipynb into {role}'s home, owned by {role}")
     page.evaluate(f"() => window.jupyterapp.commands.execute('docmanager:open', {{path: '{AID}/{AID}.ipynb'}})")
     page.wait_for_function(lab_.JS_PANEL, timeout=lab_.KERNEL_READY_S * 2000)
+    kernels = [json.loads(f.read_text()) for f in
+               (acc.home(role) / ".local" / "share" / "jupyter" / "runtime").glob("kernel-*.json")]
+    assert kernels and all(k["transport"] == "ipc" for k in kernels), (
+        f"{role}'s kernels must listen on private sockets (grading/hub/setup.sh), not TCP ports a classmate's "
+        f"kernel could take first: {[(k['transport'], k['ip']) for k in kernels]}")
     filled = page.evaluate(JS_FILL, [answers])
     assert filled == len(answers), f"{role}: filled {filled} of {len(answers)} exercises in the page"
     page.locator(".validate-button").first.click()
