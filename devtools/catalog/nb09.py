@@ -16,6 +16,9 @@ def {name}(p, q, n, rng):
     return int(sample_from(r, rng.random()))
 """
 
+# The last line of multi_shortcut_tv_formula's reference, which most of its mistakes rewrite.
+_FORMULA = "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), residual(p, q)))"
+
 CATALOG = {
     "multi_candidate_sample": {
         "wrong": {
@@ -233,13 +236,13 @@ def multi_shortcut_tv(p, q, n):
     "multi_shortcut_tv_formula": {
         "wrong": {
             "beta^n instead of beta^(n-1)": (edit(
-                "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), residual(p, q)))",
+                _FORMULA,
                 "return float(beta * (1 - beta ** n) * tv_distance(overlap / overlap.sum(), residual(p, q)))"), "the exponent is n - 1"),
             "the leading beta missing": (edit(
-                "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), residual(p, q)))",
+                _FORMULA,
                 "return float((1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), residual(p, q)))"), "a factor beta in front"),
             "min(p, q) not normalised": (edit(
-                "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), residual(p, q)))",
+                _FORMULA,
                 "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap, residual(p, q)))"), "normalise min(p, q)"),
             "beta taken as the acceptance, sum(min(p, q))": (edit('''
 beta = 1.0 - overlap.sum()
@@ -249,14 +252,14 @@ beta = overlap.sum()
 if beta >= 1:
 '''), "REJECTION probability"),
             "TV against p instead of the residual": edit(
-                "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), residual(p, q)))",
+                _FORMULA,
                 "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), p))"),
             "TV without the 0.5": edit(
-                "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), residual(p, q)))",
+                _FORMULA,
                 "return float(beta * (1 - beta ** (n - 1)) * np.abs(overlap / overlap.sum() - residual(p, q)).sum())"),
             "no guard: a draft equal to the target divides by zero": (edit(
                 ("if beta <= 0 or beta >= 1:\n    return 0.0", "r = np.clip(p - q, 0.0, None)\nr = r / r.sum()"),
-                ("return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), residual(p, q)))",
+                (_FORMULA,
                  "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), r))")), "beta = 0"),
         },
         "right": {
@@ -271,7 +274,7 @@ def multi_shortcut_tv_formula(p, q, n):
     return beta * (1 - beta ** (n - 1)) * 0.5 * sum(abs(o / sum(ov) - x / sum(d)) for o, x in zip(ov, d))
 """,
             "the geometric sum written out": edit(
-                "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), residual(p, q)))",
+                _FORMULA,
                 "factor = sum(beta ** i for i in range(1, n))  # beta + ... + beta^(n-1), times (1 - beta)\n"
                 "return float((1 - beta) * factor * tv_distance(overlap / (1 - beta), residual(p, q)))"),
         },
