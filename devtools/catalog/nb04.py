@@ -40,6 +40,27 @@ _BONUS = "    out.append(sample_from(P[prefixes[-1]], rng.random()))\n    return
 _FIX = "        out.append(sample_from(p if rule == \"no_resample\" else residual(p, q), rng.random()))\n"
 
 
+# Exercise D's answer in the form its mistakes take: a loop over the round's outcomes, where the
+# reference indexes them all at once; each entry below edits one line of it.
+_LOOP3 = """
+def three_token_tv(P, Q, ctx, k, rule="correct"):
+    V = len(P)
+    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
+    M1 = first_token_marginal(P, Q, rule)
+    J2 = [first_two_probabilities(P, Q, x, k, rule) for x in range(V)]
+    J = np.zeros((V, V, V))
+    for row, w in zip(tokens, prob):
+        out = row[row >= 0]
+        if len(out) >= 3:
+            J[out[0], out[1], out[2]] += w
+        elif len(out) == 2:
+            J[out[0], out[1]] += w * M1[out[1]]
+        else:
+            J[out[0]] += w * J2[out[0]]
+    T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]
+    return 0.5 * float(np.abs(J - T).sum())
+"""
+
 CATALOG = {
     "tv_distance": {
         "wrong": {
@@ -462,130 +483,42 @@ def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
     },
     "three_token_tv": {
         "wrong": {
-            "TV without the 0.5": """
-def three_token_tv(P, Q, ctx, k, rule="correct"):
-    V = len(P)
-    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
-    M1 = first_token_marginal(P, Q, rule)
-    J2 = [first_two_probabilities(P, Q, x, k, rule) for x in range(V)]
-    J = np.zeros((V, V, V))
-    for row, w in zip(tokens, prob):
-        out = row[row >= 0]
-        if len(out) >= 3:
-            J[out[0], out[1], out[2]] += w
-        elif len(out) == 2:
-            J[out[0], out[1]] += w * M1[out[1]]
-        else:
-            J[out[0]] += w * J2[out[0]]
-    T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]
-    return float(np.abs(J - T).sum())
-""",
-            "the target's three tokens taken as independent draws from P[ctx]": """
-def three_token_tv(P, Q, ctx, k, rule="correct"):
-    V = len(P)
-    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
-    M1 = first_token_marginal(P, Q, rule)
-    J2 = [first_two_probabilities(P, Q, x, k, rule) for x in range(V)]
-    J = np.zeros((V, V, V))
-    for row, w in zip(tokens, prob):
-        out = row[row >= 0]
-        if len(out) >= 3:
-            J[out[0], out[1], out[2]] += w
-        elif len(out) == 2:
-            J[out[0], out[1]] += w * M1[out[1]]
-        else:
-            J[out[0]] += w * J2[out[0]]
-    p = P[ctx]
-    T = p[:, None, None] * p[None, :, None] * p[None, None, :]
-    return 0.5 * float(np.abs(J - T).sum())
-""",
-            "after a two-token round, the third token from the target instead of a new round": """
-def three_token_tv(P, Q, ctx, k, rule="correct"):
-    V = len(P)
-    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
-    J2 = [first_two_probabilities(P, Q, x, k, rule) for x in range(V)]
-    J = np.zeros((V, V, V))
-    for row, w in zip(tokens, prob):
-        out = row[row >= 0]
-        if len(out) >= 3:
-            J[out[0], out[1], out[2]] += w
-        elif len(out) == 2:
-            J[out[0], out[1]] += w * P[out[1]]
-        else:
-            J[out[0]] += w * J2[out[0]]
-    T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]
-    return 0.5 * float(np.abs(J - T).sum())
-""",
-            "after a one-token round, the next two from the target instead of new rounds": """
-def three_token_tv(P, Q, ctx, k, rule="correct"):
-    V = len(P)
-    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
-    M1 = first_token_marginal(P, Q, rule)
-    J = np.zeros((V, V, V))
-    for row, w in zip(tokens, prob):
-        out = row[row >= 0]
-        if len(out) >= 3:
-            J[out[0], out[1], out[2]] += w
-        elif len(out) == 2:
-            J[out[0], out[1]] += w * M1[out[1]]
-        else:
-            J[out[0]] += w * P[out[0]][:, None] * P
-    T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]
-    return 0.5 * float(np.abs(J - T).sum())
-""",
-            "the continuation always from ctx": """
-def three_token_tv(P, Q, ctx, k, rule="correct"):
-    V = len(P)
-    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
-    M1 = first_token_marginal(P, Q, rule)
-    J2 = first_two_probabilities(P, Q, ctx, k, rule)
-    J = np.zeros((V, V, V))
-    for row, w in zip(tokens, prob):
-        out = row[row >= 0]
-        if len(out) >= 3:
-            J[out[0], out[1], out[2]] += w
-        elif len(out) == 2:
-            J[out[0], out[1]] += w * M1[ctx]
-        else:
-            J[out[0]] += w * J2
-    T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]
-    return 0.5 * float(np.abs(J - T).sum())
-""",
-            "rounds that emit fewer than three tokens are dropped": """
-def three_token_tv(P, Q, ctx, k, rule="correct"):
-    V = len(P)
-    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
-    J = np.zeros((V, V, V))
-    for row, w in zip(tokens, prob):
-        out = row[row >= 0]
-        if len(out) >= 3:
-            J[out[0], out[1], out[2]] += w
-    T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]
-    return 0.5 * float(np.abs(J - T).sum())
-""",
+            "TV without the 0.5": edit(
+                "return 0.5 * float(np.abs(J - T).sum())",
+                "return float(np.abs(J - T).sum())", base=_LOOP3),
+            "the target's three tokens taken as independent draws from P[ctx]": edit(
+                "T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]",
+                '''
+p = P[ctx]
+T = p[:, None, None] * p[None, :, None] * p[None, None, :]
+''', base=_LOOP3),
+            "after a two-token round, the third token from the target instead of a new round": edit(
+                "J[out[0], out[1]] += w * M1[out[1]]",
+                "J[out[0], out[1]] += w * P[out[1]]", base=_LOOP3),
+            "after a one-token round, the next two from the target instead of new rounds": edit(
+                "J[out[0]] += w * J2[out[0]]",
+                "J[out[0]] += w * P[out[0]][:, None] * P", base=_LOOP3),
+            "the continuation always from ctx": edit(
+                ("J2 = [first_two_probabilities(P, Q, x, k, rule) for x in range(V)]", "J2 = first_two_probabilities(P, Q, ctx, k, rule)"),
+                ("J[out[0], out[1]] += w * M1[out[1]]", "J[out[0], out[1]] += w * M1[ctx]"),
+                ("J[out[0]] += w * J2[out[0]]", "J[out[0]] += w * J2"), base=_LOOP3),
+            "rounds that emit fewer than three tokens are dropped": edit(
+                '''
+elif len(out) == 2:
+    J[out[0], out[1]] += w * M1[out[1]]
+else:
+    J[out[0]] += w * J2[out[0]]
+''',
+                "", base=_LOOP3),
             "the two-token window measured instead": """
 def three_token_tv(P, Q, ctx, k, rule="correct"):
     return tv_distance(first_two_probabilities(P, Q, ctx, k, rule), target_joint(P, ctx))
 """,
         },
         "right": {
-            "a loop over the outcomes": """
-def three_token_tv(P, Q, ctx, k, rule="correct"):
-    V = len(P)
-    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
-    M1 = first_token_marginal(P, Q, rule)
-    J2 = [first_two_probabilities(P, Q, x, k, rule) for x in range(V)]
-    J = np.zeros((V, V, V))
-    for row, w in zip(tokens, prob):
-        out = row[row >= 0]
-        if len(out) >= 3:
-            J[out[0], out[1], out[2]] += w
-        elif len(out) == 2:
-            J[out[0], out[1]] += w * M1[out[1]]
-        else:
-            J[out[0]] += w * J2[out[0]]
-    return tv_distance(J, target_joint(P, ctx)[:, :, None] * P[None, :, :])
-""",
+            "a loop over the outcomes": edit(
+                ("T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]", ""),
+                ("return 0.5 * float(np.abs(J - T).sum())", "return tv_distance(J, target_joint(P, ctx)[:, :, None] * P[None, :, :])"), base=_LOOP3),
             "outcomes grouped by length with dictionaries, plain Python TV": """
 def three_token_tv(P, Q, ctx, k, rule="correct"):
     V = len(P)
