@@ -305,33 +305,23 @@ def verify_round(P, Q, ctx, drafted, rng, rule="correct"):
             "counts, not frequencies": edit("return counts / trials", "return counts"),
             "transposed": edit("counts[out[0], out[1]] += 1", "counts[out[1], out[0]] += 1"),
             "the next round restarts from ctx": edit(
-                ('def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):', 'def speculative_joint(P, Q, t, k, trials, rng, rule="correct"):'),
-                ("out, t = [], ctx", "out = []"),
-                ("t = out[-1]", "")),
+                "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)\nt = out[-1]",
+                "out += verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng, rule)"),
             "the rule is not passed on": edit(
                 "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)",
                 "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)"),
-            "second token straight from the target when a round emits one": """
-def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((len(P), len(P)))
-    for _ in range(trials):
-        out = verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng, rule)
-        if len(out) < 2:
-            out.append(sample_from(P[out[0]], rng.random()))
-        counts[out[0], out[1]] += 1
-    return counts / trials
-""",
-            "one draft reused for the second round": """
-def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((len(P), len(P)))
-    for _ in range(trials):
-        d = draft_tokens(Q, ctx, k, rng)
-        out = verify_round(P, Q, ctx, d, rng, rule)
-        if len(out) < 2:
-            out += verify_round(P, Q, out[-1], d, rng, rule)
-        counts[out[0], out[1]] += 1
-    return counts / trials
-""",
+            "second token straight from the target when a round emits one": edit('''
+while len(out) < 2:
+    out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
+    t = out[-1]
+''', '''
+out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
+if len(out) < 2:
+    out.append(sample_from(P[out[0]], rng.random()))
+'''),
+            "one draft reused for the second round": edit(
+                ("out, t = [], ctx", "out, t, d = [], ctx, draft_tokens(Q, ctx, k, rng)"),
+                ("out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)", "out += verify_round(P, Q, t, d, rng, rule)")),
             "drafts k - 1 tokens": edit(
                 "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)",
                 "out += verify_round(P, Q, t, draft_tokens(Q, t, max(1, k - 1), rng), rng, rule)"),
@@ -404,44 +394,20 @@ def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     "speculative_joint3": {
         "wrong": {
             "counts, not frequencies": (edit("return counts / trials", "return counts"), "1/trials"),
-            "every round restarts from ctx": ("""
-def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((6, 6, 6))
-    for _ in range(trials):
-        out = []
-        while len(out) < 3:
-            out += verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng, rule)
-        counts[out[0], out[1], out[2]] += 1
-    return counts / trials
-""", "from THAT token"),
-            "the third token straight from the target when the first round emits two": ("""
-def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((6, 6, 6))
-    for _ in range(trials):
-        out, t = [], ctx
-        while len(out) < 2:
-            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
-            t = out[-1]
-        if len(out) < 3:
-            out.append(sample_from(P[out[-1]], rng.random()))
-        counts[out[0], out[1], out[2]] += 1
-    return counts / trials
-""", "NEXT round"),
+            "every round restarts from ctx": (edit(
+                "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)\nt = out[-1]",
+                "out += verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng, rule)"), "from THAT token"),
+            "the third token straight from the target when the first round emits two": (edit(
+                ("while len(out) < 3:", "while len(out) < 2:"),
+                ("counts[out[0], out[1], out[2]] += 1",
+                 "if len(out) < 3:\n    out.append(sample_from(P[out[-1]], rng.random()))\ncounts[out[0], out[1], out[2]] += 1")), "NEXT round"),
             "the rule is not passed on": edit(
                 "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)",
                 "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)"),
             "axes reversed (z, y, x)": edit("counts[out[0], out[1], out[2]] += 1", "counts[out[2], out[1], out[0]] += 1"),
-            "still the two-token window, spread over a third axis": """
-def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((6, 6, 6))
-    for _ in range(trials):
-        out, t = [], ctx
-        while len(out) < 2:
-            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
-            t = out[-1]
-        counts[out[0], out[1], :] += 1 / 6
-    return counts / trials
-""",
+            "still the two-token window, spread over a third axis": edit(
+                ("while len(out) < 3:", "while len(out) < 2:"),
+                ("counts[out[0], out[1], out[2]] += 1", "counts[out[0], out[1], :] += 1 / 6")),
             "the first round's last three tokens": edit("counts[out[0], out[1], out[2]] += 1", "counts[out[-3], out[-2], out[-1]] += 1"),
         },
         "right": {
