@@ -72,24 +72,7 @@ t = max(range(len(row)), key=lambda i: row[i])
 else:
     tokens.append(int(np.argmax(P[prefix])))
 ''', ""),
-            "guess checked against the row of the guess itself (off by one)": '''
-def speculative_greedy(P, Q, ctx, n, k):
-    tokens, calls, t = [], 0, ctx
-    while len(tokens) < n:
-        g, d = [], t
-        for _ in range(k):
-            d = int(np.argmax(Q[d])); g.append(d)
-        calls += 1
-        for i, x in enumerate(g):
-            c = int(np.argmax(P[x]))
-            if c != x:
-                tokens.append(c); break
-            tokens.append(x)
-        else:
-            tokens.append(int(np.argmax(P[g[-1]])))
-        t = tokens[-1]
-    return tokens[:n], calls
-''',
+            "guess checked against the row of the guess itself (off by one)": edit("choice = int(np.argmax(P[prefix]))", "choice = int(np.argmax(P[x]))"),
             "keeps the guesses after a disagreement": edit(("for x in guesses:", "for i, x in enumerate(guesses):"), ("break", '''
 tokens.extend(guesses[i + 1:])
 break
