@@ -27,7 +27,10 @@ An entry that differs from the reference solution in a few lines is written as a
 reference is the solution cell of the source notebook that defines the function, without its
 `### BEGIN/END SOLUTION` lines. `old` is one or more whole lines of it, written without their
 indentation, that must stand there exactly once; `new` replaces them at their indentation (its
-own relative indentation kept; "" deletes them). load() hands every entry out as a source.
+own relative indentation kept; "" deletes them). Where several mistakes share a form other than
+the reference's (a formula written out where the reference calls a helper, say), that form is
+written once in the module and the entries edit it instead: `edit(old, new, base=_FORM)`.
+load() hands every entry out as a source.
 """
 import importlib
 import pkgutil
@@ -48,17 +51,19 @@ np.array_equal = lambda *a, **k: True
 
 @dataclass(frozen=True)
 class Edit:
-    """A variant written as the reference solution with some of its lines replaced: ((old, new), ...)."""
+    """A variant written as the reference solution (or `base`, a source) with some of its lines replaced:
+    ((old, new), ...)."""
     changes: tuple
+    base: str | None = None
 
 
-def edit(*changes):
-    """edit(old, new), or edit((old, new), (old2, new2), ...): see the module's docstring."""
+def edit(*changes, base=None):
+    """edit(old, new), or edit((old, new), (old2, new2), ...), optionally base=SOURCE: see the module's docstring."""
     if len(changes) == 2 and all(isinstance(c, str) for c in changes):
         changes = (changes,)
     if not changes or not all(isinstance(c, tuple) and len(c) == 2 for c in changes):
         raise TypeError("edit(old, new) or edit((old, new), ...)")
-    return Edit(tuple(changes))
+    return Edit(tuple(changes), base)
 
 
 def _block(text):
@@ -70,10 +75,11 @@ def _indent(line):
 
 
 def apply(reference, variant):
-    """The source of `variant` (an Edit, or a source as it is) over the reference solution's source."""
+    """The source of `variant` (an Edit, or a source as it is) over the reference solution's source (or the
+    edit's own base)."""
     if not isinstance(variant, Edit):
         return variant
-    lines = reference.splitlines()
+    lines = (reference if variant.base is None else variant.base.strip("\n")).splitlines()
     for old, new in variant.changes:
         want = _block(old)
         if not want:

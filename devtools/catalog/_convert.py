@@ -204,20 +204,39 @@ def as_edit(ref, source):
         return None
 
 
-def _without_house_style(found):
+def _free(source):
+    """The names a source reads and binds nowhere (scopes ignored: a coarse test, enough to catch a lost binding)."""
+    bound, read = set(), set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return read - bound
+
+
+def _without_house_style(found, ref):
     """The edits without the changes most of them share: those are how the entries were written (the
     catalog's house style, say int(...) around a sample), not their mistakes. An entry left with no
-    change of its own is dropped (it stays whole)."""
+    change of its own is dropped (it stays whole). A shared change that another line of the entry
+    leans on (say a helper renamed in its def line and used in the changed return) stays: without
+    it the entry would read a name nothing binds."""
     counts = {}
-    for _, change_set in found:
+    for _, change_set, _ in found:
         for change in set(change_set.changes):
             counts[change] = counts.get(change, 0) + 1
     common = {c for c, n in counts.items() if n >= 2 and 2 * n >= len(found)}
     out = []
-    for node, change_set in found:
-        own = tuple(c for c in change_set.changes if c not in common)
-        if own:
-            out.append((node, Edit(own)))
+    for node, change_set, source in found:
+        own = Edit(tuple(c for c in change_set.changes if c not in common))
+        if own.changes and _free(apply(ref, own)) - _free(source) - _free(ref):
+            own = change_set
+        if own.changes:
+            out.append((node, own))
     return out
 
 
@@ -272,8 +291,8 @@ def convert(module_name, write=True):
                 if change_set is None:
                     whole += 1
                 else:
-                    found.append((node, change_set))
-        kept = _without_house_style(found)
+                    found.append((node, change_set, node.value))
+        kept = _without_house_style(found, ref)
         for node, change_set in kept:
             start = offsets[node.lineno - 1] + _chars(lines[node.lineno - 1], node.col_offset)
             end = offsets[node.end_lineno - 1] + _chars(lines[node.end_lineno - 1], node.end_col_offset)

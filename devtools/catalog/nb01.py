@@ -3,6 +3,9 @@ from devtools.catalog import edit
 
 AID = "01_branch_prediction"
 
+# The line of drift's reference that most of its mistakes rewrite.
+_SHARE = "return sum(int(a != b) for a, b in zip(broken, plain)) / n"
+
 CATALOG = {
     "greedy_decode": {
         "wrong": {
@@ -69,24 +72,7 @@ t = max(range(len(row)), key=lambda i: row[i])
 else:
     tokens.append(int(np.argmax(P[prefix])))
 ''', ""),
-            "guess checked against the row of the guess itself (off by one)": '''
-def speculative_greedy(P, Q, ctx, n, k):
-    tokens, calls, t = [], 0, ctx
-    while len(tokens) < n:
-        g, d = [], t
-        for _ in range(k):
-            d = int(np.argmax(Q[d])); g.append(d)
-        calls += 1
-        for i, x in enumerate(g):
-            c = int(np.argmax(P[x]))
-            if c != x:
-                tokens.append(c); break
-            tokens.append(x)
-        else:
-            tokens.append(int(np.argmax(P[g[-1]])))
-        t = tokens[-1]
-    return tokens[:n], calls
-''',
+            "guess checked against the row of the guess itself (off by one)": edit("choice = int(np.argmax(P[prefix]))", "choice = int(np.argmax(P[x]))"),
             "keeps the guesses after a disagreement": edit(("for x in guesses:", "for i, x in enumerate(guesses):"), ("break", '''
 tokens.extend(guesses[i + 1:])
 break
@@ -146,29 +132,9 @@ def trusting_greedy(P, Q, ctx, n, k, m):
 round_no += 1
 t = tokens[-1]
 ''')), "count rounds from 1"),
-            "a trusted round still counts a target call": ("""
-def trusting_greedy(P, Q, ctx, n, k, m):
-    tokens, calls, t, r = [], 0, ctx, 0
-    while len(tokens) < n:
-        r += 1
-        g, d = [], t
-        for _ in range(k):
-            d = int(np.argmax(Q[d])); g.append(d)
-        calls += 1
-        if r % m == 0:
-            tokens.extend(g)
-        else:
-            prefix = t
-            for x in g:
-                c = int(np.argmax(P[prefix])); tokens.append(c)
-                if c != x:
-                    break
-                prefix = x
-            else:
-                tokens.append(int(np.argmax(P[prefix])))
-        t = tokens[-1]
-    return tokens[:n], calls
-""", "no target call"),
+            "a trusted round still counts a target call": (edit(
+                ("calls += 1\nprefix = t", "prefix = t"),
+                ("if round_no % m == 0:", "calls += 1\nif round_no % m == 0:")), "no target call"),
             "a trusted round adds the bonus token too": (edit('''
     tokens.extend(guesses)
 else:
@@ -177,29 +143,7 @@ else:
     tokens.append(int(np.argmax(P[guesses[-1]])))
 else:
 '''), "no bonus"),
-            "after a trusted round the next one drafts from the old start token": """
-def trusting_greedy(P, Q, ctx, n, k, m):
-    tokens, calls, t, r = [], 0, ctx, 0
-    while len(tokens) < n:
-        r += 1
-        g, d = [], t
-        for _ in range(k):
-            d = int(np.argmax(Q[d])); g.append(d)
-        if r % m == 0:
-            tokens.extend(g)
-            continue
-        calls += 1
-        prefix = t
-        for x in g:
-            c = int(np.argmax(P[prefix])); tokens.append(c)
-            if c != x:
-                break
-            prefix = x
-        else:
-            tokens.append(int(np.argmax(P[prefix])))
-        t = tokens[-1]
-    return tokens[:n], calls
-""",
+            "after a trusted round the next one drafts from the old start token": edit("tokens.extend(guesses)", "tokens.extend(guesses)\ncontinue"),
             "the condition inverted: trusts every round except the m-th": edit("if round_no % m == 0:", "if round_no % m != 0:"),
             "the other break: keeps the guesses after a disagreement, never skips a check": """
 def trusting_greedy(P, Q, ctx, n, k, m):
@@ -290,33 +234,27 @@ def drift(P, Q, ctx, n, k, m):
     return sum(int(a != b) for a, b in zip(broken, plain)) / n
 """, "with exactly these settings"),
             "returns the number of differences, not the fraction": (edit(
-                "return sum(int(a != b) for a, b in zip(broken, plain)) / n",
+                _SHARE,
                 "return sum(x != y for x, y in zip(broken, plain))"), "not a count"),
             "the fraction that agree": edit(
-                "return sum(int(a != b) for a, b in zip(broken, plain)) / n",
+                _SHARE,
                 "return sum(x == y for x, y in zip(broken, plain)) / n"),
-            "the first position where the outputs part": """
-def drift(P, Q, ctx, n, k, m):
-    a, _ = trusting_greedy(P, Q, ctx, n, k, m)
-    b, _ = greedy_decode(P, ctx, n)
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y:
-            return i
-    return 0.0
-""",
+            "the first position where the outputs part": edit(_SHARE, '''
+for i, (x, y) in enumerate(zip(broken, plain)):
+    if x != y:
+        return i
+return 0.0
+'''),
             "integer division": edit(
-                "return sum(int(a != b) for a, b in zip(broken, plain)) / n",
+                _SHARE,
                 "return sum(x != y for x, y in zip(broken, plain)) // n"),
             "compares the sets of tokens, not positions": edit(
-                "return sum(int(a != b) for a, b in zip(broken, plain)) / n",
+                _SHARE,
                 "return len(set(broken) ^ set(plain)) / n"),
-            "the share of the positions from the first difference on": """
-def drift(P, Q, ctx, n, k, m):
-    a, _ = trusting_greedy(P, Q, ctx, n, k, m)
-    b, _ = greedy_decode(P, ctx, n)
-    diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
-    return 0.0 if not diff else len(diff) / (n - diff[0])
-""",
+            "the share of the positions from the first difference on": edit(_SHARE, '''
+diff = [i for i, (x, y) in enumerate(zip(broken, plain)) if x != y]
+return 0.0 if not diff else len(diff) / (n - diff[0])
+'''),
             "k and m swapped in the call": """
 def drift(P, Q, ctx, n, k, m):
     a, _ = trusting_greedy(P, Q, ctx, n, m, k)

@@ -4,6 +4,19 @@ from devtools.catalog import NUMPY_ATTACK, edit
 
 AID = "03_residual"
 
+# Exercise C's answer in the form most of its mistakes take: the kept mass written out and the rest of
+# the probability spread over the fallback (the reference hands both to emitted_distribution).
+_KEPT = """
+def one_token_distribution(p, q, rule="correct"):
+    if rule == "greedy":
+        kept = np.zeros(len(p))
+        m = int(np.argmax(p))
+        kept[m] = q[m]
+        return kept + (1 - kept.sum()) * residual(p, q)
+    kept = np.minimum(p, q)
+    fallback = p if rule == "no_resample" else residual(p, q)
+    return kept + (1 - kept.sum()) * fallback
+"""
 
 CATALOG = {
     "residual": {
@@ -100,92 +113,54 @@ def residual(p, q):
     },
     "speculative_sample": {
         "wrong": {
-            "resamples from p instead of the residual": """
-def speculative_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    if rng.random() < min(1.0, p[x] / q[x]):
-        return x
-    return sample_from(p, rng.random())
-""",
-            "resamples from q instead of the residual": """
-def speculative_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    if rng.random() < min(1.0, p[x] / q[x]):
-        return x
-    return sample_from(q, rng.random())
-""",
-            "p/q inverted in the accept test": """
-def speculative_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    if rng.random() < min(1.0, q[x] / p[x]):
-        return x
-    return sample_from(residual(p, q), rng.random())
-""",
-            "argmax agreement (greedy accept, no accept uniform)": """
-def speculative_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    if x == int(np.argmax(p)):
-        return x
-    return sample_from(residual(p, q), rng.random())
-""",
-            "residual not renormalised": """
-def speculative_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    if rng.random() < min(1.0, p[x] / q[x]):
-        return x
-    return sample_from(np.maximum(0, p - q), rng.random())
-""",
-            "residual not clipped": """
-def speculative_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    if rng.random() < min(1.0, p[x] / q[x]):
-        return x
-    d = p - q
-    return sample_from(d / d[d > 0].sum(), rng.random())
-""",
-            "drafts from p instead of q": """
-def speculative_sample(p, q, rng):
-    x = sample_from(p, rng.random())
-    if rng.random() < min(1.0, p[x] / q[x]):
-        return x
-    return sample_from(residual(p, q), rng.random())
-""",
-            "accept test flipped (keeps above the ratio)": """
-def speculative_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    if rng.random() > min(1.0, p[x] / q[x]):
-        return x
-    return sample_from(residual(p, q), rng.random())
-""",
-            "reuses the accept uniform for the residual (two draws)": """
-def speculative_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    u = rng.random()
-    if u < min(1.0, p[x] / q[x]):
-        return x
-    return sample_from(residual(p, q), u)
-""",
-            "draws the residual uniform before the accept test": """
-def speculative_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    y = sample_from(residual(p, q), rng.random())
-    if rng.random() < min(1.0, p[x] / q[x]):
-        return x
-    return y
-""",
-            "keeps the draft on rejection (no correction at all)": """
-def speculative_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    rng.random()
-    return x
-""",
-            "returns the token as a NumPy integer": ("""
-def speculative_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    if rng.random() < min(1.0, p[x] / q[x]):
-        return np.int64(x)
-    return np.int64(sample_from(residual(p, q), rng.random()))
-""", "Python int"),
+            "resamples from p instead of the residual": edit(
+                "return int(sample_from(residual(p, q), rng.random()))",
+                "return int(sample_from(p, rng.random()))"),
+            "resamples from q instead of the residual": edit(
+                "return int(sample_from(residual(p, q), rng.random()))",
+                "return int(sample_from(q, rng.random()))"),
+            "p/q inverted in the accept test": edit(
+                "if rng.random() < min(1.0, p[x] / q[x]):",
+                "if rng.random() < min(1.0, q[x] / p[x]):"),
+            "argmax agreement (greedy accept, no accept uniform)": edit("if rng.random() < min(1.0, p[x] / q[x]):", "if x == int(np.argmax(p)):"),
+            "residual not renormalised": edit(
+                "return int(sample_from(residual(p, q), rng.random()))",
+                "return int(sample_from(np.maximum(0, p - q), rng.random()))"),
+            "residual not clipped": edit(
+                "return int(sample_from(residual(p, q), rng.random()))",
+                '''
+d = p - q
+return int(sample_from(d / d[d > 0].sum(), rng.random()))
+'''),
+            "drafts from p instead of q": edit("x = sample_from(q, rng.random())", "x = sample_from(p, rng.random())"),
+            "accept test flipped (keeps above the ratio)": edit(
+                "if rng.random() < min(1.0, p[x] / q[x]):",
+                "if rng.random() > min(1.0, p[x] / q[x]):"),
+            "reuses the accept uniform for the residual (two draws)": edit(
+                ("if rng.random() < min(1.0, p[x] / q[x]):", '''
+u = rng.random()
+if u < min(1.0, p[x] / q[x]):
+'''),
+                ("return int(sample_from(residual(p, q), rng.random()))", "return int(sample_from(residual(p, q), u))")),
+            "draws the residual uniform before the accept test": edit(
+                ("if rng.random() < min(1.0, p[x] / q[x]):", '''
+y = sample_from(residual(p, q), rng.random())
+if rng.random() < min(1.0, p[x] / q[x]):
+'''),
+                ("return int(sample_from(residual(p, q), rng.random()))", "return int(y)")),
+            "keeps the draft on rejection (no correction at all)": edit(
+                '''
+if rng.random() < min(1.0, p[x] / q[x]):
+    return int(x)
+return int(sample_from(residual(p, q), rng.random()))
+''',
+                '''
+rng.random()
+return int(x)
+'''),
+            "returns the token as a NumPy integer": (edit(
+                ("return int(x)", "return np.int64(x)"),
+                ("return int(sample_from(residual(p, q), rng.random()))", "return np.int64(sample_from(residual(p, q), rng.random()))")), "Python int"),
         },
         "delegate": {
             "the course's speculative_sample through a module attribute": """
@@ -203,161 +178,62 @@ def speculative_sample(p, q, rng):
 """,
         },
         "right": {
-            "u < min(1, p/q)": """
-def speculative_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    if rng.random() < min(1.0, p[x] / q[x]):
-        return x
-    return sample_from(residual(p, q), rng.random())
-""",
             "u <= p/q": edit("if rng.random() < min(1.0, p[x] / q[x]):", "if rng.random() <= p[x] / q[x]:"),
-            "u * q[x] < p[x]": """
-def speculative_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    u = rng.random()
-    if u * q[x] < p[x]:
-        return x
-    return sample_from(residual(p, q), rng.random())
-""",
-            "inline residual with a uniform fallback": """
-def speculative_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    if rng.random() < p[x] / q[x]:
-        return x
-    r = np.maximum(p - q, 0)
-    r = r / r.sum() if r.sum() > 0 else np.full(len(p), 1 / len(p))
-    return sample_from(r, rng.random())
-""",
+            "u * q[x] < p[x]": edit(
+                "if rng.random() < min(1.0, p[x] / q[x]):",
+                '''
+u = rng.random()
+if u * q[x] < p[x]:
+'''),
+            "inline residual with a uniform fallback": edit(
+                ("if rng.random() < min(1.0, p[x] / q[x]):", "if rng.random() < p[x] / q[x]:"),
+                ("return int(sample_from(residual(p, q), rng.random()))", '''
+r = np.maximum(p - q, 0)
+r = r / r.sum() if r.sum() > 0 else np.full(len(p), 1 / len(p))
+return int(sample_from(r, rng.random()))
+''')),
         },
     },
     "one_token_distribution": {
         "wrong": {
-            "correct rule forgets to weight the residual by P(rejection)": """
-def one_token_distribution(p, q, rule="correct"):
-    if rule == "greedy":
-        kept = np.zeros(len(p)); m = int(np.argmax(p)); kept[m] = q[m]
-        return kept + (1 - kept.sum()) * residual(p, q)
-    kept = np.minimum(p, q)
-    if rule == "no_resample":
-        return kept + (1 - kept.sum()) * p
-    return kept + residual(p, q)
-""",
-            "greedy compares with the draft's argmax": """
-def one_token_distribution(p, q, rule="correct"):
-    if rule == "greedy":
-        kept = np.zeros(len(p)); m = int(np.argmax(q)); kept[m] = q[m]
-        return kept + (1 - kept.sum()) * residual(p, q)
-    kept = np.minimum(p, q)
-    fallback = p if rule == "no_resample" else residual(p, q)
-    return kept + (1 - kept.sum()) * fallback
-""",
-            "greedy keeps p[argmax] instead of q[argmax]": """
-def one_token_distribution(p, q, rule="correct"):
-    if rule == "greedy":
-        kept = np.zeros(len(p)); m = int(np.argmax(p)); kept[m] = p[m]
-        return kept + (1 - kept.sum()) * residual(p, q)
-    kept = np.minimum(p, q)
-    fallback = p if rule == "no_resample" else residual(p, q)
-    return kept + (1 - kept.sum()) * fallback
-""",
-            "greedy keeps min(p, q) at the argmax": """
-def one_token_distribution(p, q, rule="correct"):
-    if rule == "greedy":
-        kept = np.zeros(len(p)); m = int(np.argmax(p)); kept[m] = min(p[m], q[m])
-        return kept + (1 - kept.sum()) * residual(p, q)
-    kept = np.minimum(p, q)
-    fallback = p if rule == "no_resample" else residual(p, q)
-    return kept + (1 - kept.sum()) * fallback
-""",
-            "greedy falls back to p": """
-def one_token_distribution(p, q, rule="correct"):
-    if rule == "greedy":
-        kept = np.zeros(len(p)); m = int(np.argmax(p)); kept[m] = q[m]
-        return kept + (1 - kept.sum()) * p
-    kept = np.minimum(p, q)
-    fallback = p if rule == "no_resample" else residual(p, q)
-    return kept + (1 - kept.sum()) * fallback
-""",
-            "no_resample falls back to q": """
-def one_token_distribution(p, q, rule="correct"):
-    if rule == "greedy":
-        kept = np.zeros(len(p)); m = int(np.argmax(p)); kept[m] = q[m]
-        return kept + (1 - kept.sum()) * residual(p, q)
-    kept = np.minimum(p, q)
-    fallback = q if rule == "no_resample" else residual(p, q)
-    return kept + (1 - kept.sum()) * fallback
-""",
-            "no_resample treated like the correct rule": """
-def one_token_distribution(p, q, rule="correct"):
-    if rule == "greedy":
-        kept = np.zeros(len(p)); m = int(np.argmax(p)); kept[m] = q[m]
-        return kept + (1 - kept.sum()) * residual(p, q)
-    kept = np.minimum(p, q)
-    return kept + (1 - kept.sum()) * residual(p, q)
-""",
-            "kept mass q * min(1, p/q): nan where p = q = 0": """
-def one_token_distribution(p, q, rule="correct"):
-    if rule == "greedy":
-        kept = np.zeros(len(p)); m = int(np.argmax(p)); kept[m] = q[m]
-        return kept + (1 - kept.sum()) * residual(p, q)
-    kept = q * np.minimum(1.0, p / q)
-    fallback = p if rule == "no_resample" else residual(p, q)
-    return kept + (1 - kept.sum()) * fallback
-""",
-            "keep probability inverted: q * min(1, q/p)": """
-def one_token_distribution(p, q, rule="correct"):
-    if rule == "greedy":
-        kept = np.zeros(len(p)); m = int(np.argmax(p)); kept[m] = q[m]
-        return kept + (1 - kept.sum()) * residual(p, q)
-    kept = q * np.minimum(1.0, np.divide(q, p, out=np.ones(len(p)), where=p > 0))
-    fallback = p if rule == "no_resample" else residual(p, q)
-    return kept + (1 - kept.sum()) * fallback
-""",
-            "greedy keeps the LAST maximum on a tie": ("""
-def one_token_distribution(p, q, rule="correct"):
-    if rule == "greedy":
-        kept = np.zeros(len(p)); m = len(p) - 1 - int(np.argmax(p[::-1])); kept[m] = q[m]
-        return kept + (1 - kept.sum()) * residual(p, q)
-    kept = np.minimum(p, q)
-    fallback = p if rule == "no_resample" else residual(p, q)
-    return kept + (1 - kept.sum()) * fallback
-""", "FIRST maximum"),
-            "greedy with p == q falls back on a uniform distribution": """
-def one_token_distribution(p, q, rule="correct"):
-    if rule == "greedy":
-        kept = np.zeros(len(p)); m = int(np.argmax(p)); kept[m] = q[m]
-        r = np.maximum(p - q, 0)
-        r = r / r.sum() if r.sum() > 0 else np.ones(len(p)) / len(p)
-        return kept + (1 - kept.sum()) * r
-    kept = np.minimum(p, q)
-    fallback = p if rule == "no_resample" else residual(p, q)
-    return kept + (1 - kept.sum()) * fallback
-""",
-            "returns a Python list": """
-def one_token_distribution(p, q, rule="correct"):
-    if rule == "greedy":
-        kept = np.where(np.arange(len(p)) == np.argmax(p), q, 0.0)
-    else:
-        kept = np.minimum(p, q)
-    fallback = p if rule == "no_resample" else residual(p, q)
-    return list(kept + (1 - kept.sum()) * fallback)
-""",
-            "the output renormalised from the kept mass alone (no rejection branch)": """
-def one_token_distribution(p, q, rule="correct"):
-    if rule == "greedy":
-        kept = np.zeros(len(p)); m = int(np.argmax(p)); kept[m] = q[m]
-    else:
-        kept = np.minimum(p, q)
-    return kept / kept.sum()
-""",
-            "through emitted_distribution, with greedy's fallback taken as p": """
-def one_token_distribution(p, q, rule="correct"):
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    if rule == "greedy":
-        best = int(np.argmax(p))
-        return emitted_distribution(p, q, p, lambda p, q, x: float(x == best))
-    return emitted_distribution(p, q, p if rule == "no_resample" else residual(p, q), accept_prob)
-""",
+            "correct rule forgets to weight the residual by P(rejection)": edit(
+                "return kept + (1 - kept.sum()) * fallback",
+                'return kept + (1 - kept.sum()) * p if rule == "no_resample" else kept + residual(p, q)', base=_KEPT),
+            "greedy compares with the draft's argmax": edit("m = int(np.argmax(p))", "m = int(np.argmax(q))", base=_KEPT),
+            "greedy keeps p[argmax] instead of q[argmax]": edit("kept[m] = q[m]", "kept[m] = p[m]", base=_KEPT),
+            "greedy keeps min(p, q) at the argmax": edit("kept[m] = q[m]", "kept[m] = min(p[m], q[m])", base=_KEPT),
+            "greedy falls back to p": edit(
+                "return kept + (1 - kept.sum()) * residual(p, q)",
+                "return kept + (1 - kept.sum()) * p", base=_KEPT),
+            "no_resample falls back to q": edit(
+                'fallback = p if rule == "no_resample" else residual(p, q)',
+                'fallback = q if rule == "no_resample" else residual(p, q)', base=_KEPT),
+            "no_resample treated like the correct rule": edit(
+                'fallback = p if rule == "no_resample" else residual(p, q)',
+                "fallback = residual(p, q)", base=_KEPT),
+            "kept mass q * min(1, p/q): nan where p = q = 0": edit(
+                "kept = np.minimum(p, q)",
+                "kept = q * np.minimum(1.0, p / q)", base=_KEPT),
+            "keep probability inverted: q * min(1, q/p)": edit(
+                "kept = np.minimum(p, q)",
+                "kept = q * np.minimum(1.0, np.divide(q, p, out=np.ones(len(p)), where=p > 0))", base=_KEPT),
+            "greedy keeps the LAST maximum on a tie": (edit(
+                "m = int(np.argmax(p))",
+                "m = len(p) - 1 - int(np.argmax(p[::-1]))", base=_KEPT), "FIRST maximum"),
+            "greedy with p == q falls back on a uniform distribution": edit("return kept + (1 - kept.sum()) * residual(p, q)", '''
+r = np.maximum(p - q, 0)
+r = r / r.sum() if r.sum() > 0 else np.ones(len(p)) / len(p)
+return kept + (1 - kept.sum()) * r
+''', base=_KEPT),
+            "returns a Python list": edit(
+                ("return kept + (1 - kept.sum()) * residual(p, q)", "return list(kept + (1 - kept.sum()) * residual(p, q))"),
+                ("return kept + (1 - kept.sum()) * fallback", "return list(kept + (1 - kept.sum()) * fallback)"), base=_KEPT),
+            "the output renormalised from the kept mass alone (no rejection branch)": edit(
+                ("return kept + (1 - kept.sum()) * residual(p, q)", "return kept / kept.sum()"),
+                ("return kept + (1 - kept.sum()) * fallback", "return kept / kept.sum()"), base=_KEPT),
+            "through emitted_distribution, with greedy's fallback taken as p": edit(
+                "return emitted_distribution(p, q, residual(p, q), lambda p, q, x: float(x == best))",
+                "return emitted_distribution(p, q, p, lambda p, q, x: float(x == best))"),
         },
         "right": {
             "emitted_distribution with each rule's accept test and fallback": """
@@ -368,15 +244,7 @@ def one_token_distribution(p, q, rule="correct"):
     fallback = p if rule == "no_resample" else residual(p, q)
     return emitted_distribution(p, q, fallback, tests[rule])
 """,
-            "kept + P(reject) * fallback": """
-def one_token_distribution(p, q, rule="correct"):
-    if rule == "greedy":
-        kept = np.where(np.arange(len(p)) == np.argmax(p), q, 0.0)
-    else:
-        kept = np.minimum(p, q)
-    fallback = p if rule == "no_resample" else residual(p, q)
-    return kept + (1 - kept.sum()) * fallback
-""",
+            "kept + P(reject) * fallback": _KEPT,
             "the correct rule returns p (the theorem) and the others are computed": """
 def one_token_distribution(p, q, rule="correct"):
     p = np.asarray(p, dtype=float)
@@ -390,15 +258,9 @@ def one_token_distribution(p, q, rule="correct"):
     out[best] += q[best]
     return out
 """,
-            "kept mass written p * min(1, q/p) (the same min(p, q))": """
-def one_token_distribution(p, q, rule="correct"):
-    if rule == "greedy":
-        kept = np.zeros(len(p)); m = int(np.argmax(p)); kept[m] = q[m]
-        return kept + (1 - kept.sum()) * residual(p, q)
-    kept = p * np.minimum(1.0, np.divide(q, p, out=np.ones(len(p)), where=p > 0))
-    fallback = p if rule == "no_resample" else residual(p, q)
-    return kept + (1 - kept.sum()) * fallback
-""",
+            "kept mass written p * min(1, q/p) (the same min(p, q))": edit(
+                "kept = np.minimum(p, q)",
+                "kept = p * np.minimum(1.0, np.divide(q, p, out=np.ones(len(p)), where=p > 0))", base=_KEPT),
             "a loop over drafted tokens, guarding q = 0": """
 def one_token_distribution(p, q, rule="correct"):
     out = np.zeros(len(p))
@@ -430,54 +292,40 @@ def one_token_distribution(p, q, rule="correct"):
     },
     "resample_sample": {
         "wrong": {
-            "not broken: samples the residual as before": ("""
-def resample_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    if rng.random() < min(1.0, p[x] / q[x]):
-        return x
-    return sample_from(residual(p, q), rng.random())
-""", "sampled from p itself"),
-            "samples q on rejection": """
-def resample_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    if rng.random() < min(1.0, p[x] / q[x]):
-        return x
-    return sample_from(q, rng.random())
-""",
-            "drops the accept test (always resamples from p)": """
-def resample_sample(p, q, rng):
-    sample_from(q, rng.random())
-    rng.random()
-    return sample_from(p, rng.random())
-""",
-            "reuses the accept uniform for the p sample": """
-def resample_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    u = rng.random()
-    if u < min(1.0, p[x] / q[x]):
-        return x
-    return sample_from(p, u)
-""",
-            "samples p without drafting (no draft uniform)": """
-def resample_sample(p, q, rng):
-    return sample_from(p, rng.random())
-""",
-            "p/q inverted in the accept test": """
-def resample_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    if rng.random() < min(1.0, q[x] / p[x]):
-        return x
-    return sample_from(p, rng.random())
-""",
+            "not broken: samples the residual as before": (edit(
+                "return int(sample_from(p, rng.random()))",
+                "return int(sample_from(residual(p, q), rng.random()))"), "sampled from p itself"),
+            "samples q on rejection": edit(
+                "return int(sample_from(p, rng.random()))",
+                "return int(sample_from(q, rng.random()))"),
+            "drops the accept test (always resamples from p)": edit(
+                '''
+x = sample_from(q, rng.random())
+if rng.random() < min(1.0, p[x] / q[x]):
+    return int(x)
+''',
+                '''
+sample_from(q, rng.random())
+rng.random()
+'''),
+            "reuses the accept uniform for the p sample": edit(
+                ("if rng.random() < min(1.0, p[x] / q[x]):", '''
+u = rng.random()
+if u < min(1.0, p[x] / q[x]):
+'''),
+                ("return int(sample_from(p, rng.random()))", "return int(sample_from(p, u))")),
+            "samples p without drafting (no draft uniform)": edit(
+                '''
+x = sample_from(q, rng.random())
+if rng.random() < min(1.0, p[x] / q[x]):
+    return int(x)
+''',
+                ""),
+            "p/q inverted in the accept test": edit(
+                "if rng.random() < min(1.0, p[x] / q[x]):",
+                "if rng.random() < min(1.0, q[x] / p[x]):"),
         },
         "right": {
-            "speculative_sample with the fallback swapped": """
-def resample_sample(p, q, rng):
-    x = sample_from(q, rng.random())
-    if rng.random() < min(1.0, p[x] / q[x]):
-        return x
-    return sample_from(p, rng.random())
-""",
             "u * q[x] < p[x], ints": """
 def resample_sample(p, q, rng):
     x = int(sample_from(q, rng.random()))
@@ -507,21 +355,15 @@ def resample_sample(p, q, rng):
             "compares with q instead of p": edit(
                 "return 0.5 * float(np.abs(counts / n - np.asarray(p, dtype=float)).sum())",
                 "return 0.5 * float(np.abs(counts / n - q).sum())"),
-            "one sample too few (range(n - 1))": """
-def simulated_tv(sampler, p, q, n, rng):
-    counts = np.zeros(len(p))
-    for _ in range(n - 1):
-        counts[sampler(p, q, rng)] += 1
-    return 0.5 * float(np.abs(counts / (n - 1) - p).sum())
-""",
-            "its own generator instead of rng": """
-def simulated_tv(sampler, p, q, n, rng):
-    mine = np.random.default_rng(0)
-    counts = np.zeros(len(p))
-    for _ in range(n):
-        counts[sampler(p, q, mine)] += 1
-    return 0.5 * float(np.abs(counts / n - p).sum())
-""",
+            "one sample too few (range(n - 1))": edit(
+                ("for _ in range(n):", "for _ in range(n - 1):"),
+                ("return 0.5 * float(np.abs(counts / n - np.asarray(p, dtype=float)).sum())", "return 0.5 * float(np.abs(counts / (n - 1) - np.asarray(p, dtype=float)).sum())")),
+            "its own generator instead of rng": edit(
+                ("counts = np.zeros(len(p))", '''
+mine = np.random.default_rng(0)
+counts = np.zeros(len(p))
+'''),
+                ("counts[sampler(p, q, rng)] += 1", "counts[sampler(p, q, mine)] += 1")),
             "counts only the tokens that came out (np.unique)": """
 def simulated_tv(sampler, p, q, n, rng):
     tokens, counts = np.unique([sampler(p, q, rng) for _ in range(n)], return_counts=True)
@@ -599,14 +441,6 @@ def detection_power(sampler, p, q, n, trials, threshold, rng):
 """,
         },
         "right": {
-            "a loop and a counter": """
-def detection_power(sampler, p, q, n, trials, threshold, rng):
-    above = 0
-    for _ in range(trials):
-        if simulated_tv(sampler, p, q, n, rng) > threshold:
-            above += 1
-    return above / trials
-""",
             "NumPy mean of a boolean array": """
 def detection_power(sampler, p, q, n, trials, threshold, rng):
     tvs = np.array([simulated_tv(sampler, p, q, n, rng) for _ in range(trials)])

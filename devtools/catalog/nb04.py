@@ -40,6 +40,27 @@ _BONUS = "    out.append(sample_from(P[prefixes[-1]], rng.random()))\n    return
 _FIX = "        out.append(sample_from(p if rule == \"no_resample\" else residual(p, q), rng.random()))\n"
 
 
+# Exercise D's answer in the form its mistakes take: a loop over the round's outcomes, where the
+# reference indexes them all at once; each entry below edits one line of it.
+_LOOP3 = """
+def three_token_tv(P, Q, ctx, k, rule="correct"):
+    V = len(P)
+    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
+    M1 = first_token_marginal(P, Q, rule)
+    J2 = [first_two_probabilities(P, Q, x, k, rule) for x in range(V)]
+    J = np.zeros((V, V, V))
+    for row, w in zip(tokens, prob):
+        out = row[row >= 0]
+        if len(out) >= 3:
+            J[out[0], out[1], out[2]] += w
+        elif len(out) == 2:
+            J[out[0], out[1]] += w * M1[out[1]]
+        else:
+            J[out[0]] += w * J2[out[0]]
+    T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]
+    return 0.5 * float(np.abs(J - T).sum())
+"""
+
 CATALOG = {
     "tv_distance": {
         "wrong": {
@@ -284,33 +305,23 @@ def verify_round(P, Q, ctx, drafted, rng, rule="correct"):
             "counts, not frequencies": edit("return counts / trials", "return counts"),
             "transposed": edit("counts[out[0], out[1]] += 1", "counts[out[1], out[0]] += 1"),
             "the next round restarts from ctx": edit(
-                ('def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):', 'def speculative_joint(P, Q, t, k, trials, rng, rule="correct"):'),
-                ("out, t = [], ctx", "out = []"),
-                ("t = out[-1]", "")),
+                "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)\nt = out[-1]",
+                "out += verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng, rule)"),
             "the rule is not passed on": edit(
                 "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)",
                 "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)"),
-            "second token straight from the target when a round emits one": """
-def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((len(P), len(P)))
-    for _ in range(trials):
-        out = verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng, rule)
-        if len(out) < 2:
-            out.append(sample_from(P[out[0]], rng.random()))
-        counts[out[0], out[1]] += 1
-    return counts / trials
-""",
-            "one draft reused for the second round": """
-def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((len(P), len(P)))
-    for _ in range(trials):
-        d = draft_tokens(Q, ctx, k, rng)
-        out = verify_round(P, Q, ctx, d, rng, rule)
-        if len(out) < 2:
-            out += verify_round(P, Q, out[-1], d, rng, rule)
-        counts[out[0], out[1]] += 1
-    return counts / trials
-""",
+            "second token straight from the target when a round emits one": edit('''
+while len(out) < 2:
+    out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
+    t = out[-1]
+''', '''
+out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
+if len(out) < 2:
+    out.append(sample_from(P[out[0]], rng.random()))
+'''),
+            "one draft reused for the second round": edit(
+                ("out, t = [], ctx", "out, t, d = [], ctx, draft_tokens(Q, ctx, k, rng)"),
+                ("out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)", "out += verify_round(P, Q, t, d, rng, rule)")),
             "drafts k - 1 tokens": edit(
                 "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)",
                 "out += verify_round(P, Q, t, draft_tokens(Q, t, max(1, k - 1), rng), rng, rule)"),
@@ -383,44 +394,20 @@ def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     "speculative_joint3": {
         "wrong": {
             "counts, not frequencies": (edit("return counts / trials", "return counts"), "1/trials"),
-            "every round restarts from ctx": ("""
-def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((6, 6, 6))
-    for _ in range(trials):
-        out = []
-        while len(out) < 3:
-            out += verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng, rule)
-        counts[out[0], out[1], out[2]] += 1
-    return counts / trials
-""", "from THAT token"),
-            "the third token straight from the target when the first round emits two": ("""
-def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((6, 6, 6))
-    for _ in range(trials):
-        out, t = [], ctx
-        while len(out) < 2:
-            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
-            t = out[-1]
-        if len(out) < 3:
-            out.append(sample_from(P[out[-1]], rng.random()))
-        counts[out[0], out[1], out[2]] += 1
-    return counts / trials
-""", "NEXT round"),
+            "every round restarts from ctx": (edit(
+                "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)\nt = out[-1]",
+                "out += verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng, rule)"), "from THAT token"),
+            "the third token straight from the target when the first round emits two": (edit(
+                ("while len(out) < 3:", "while len(out) < 2:"),
+                ("counts[out[0], out[1], out[2]] += 1",
+                 "if len(out) < 3:\n    out.append(sample_from(P[out[-1]], rng.random()))\ncounts[out[0], out[1], out[2]] += 1")), "NEXT round"),
             "the rule is not passed on": edit(
                 "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)",
                 "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)"),
             "axes reversed (z, y, x)": edit("counts[out[0], out[1], out[2]] += 1", "counts[out[2], out[1], out[0]] += 1"),
-            "still the two-token window, spread over a third axis": """
-def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
-    counts = np.zeros((6, 6, 6))
-    for _ in range(trials):
-        out, t = [], ctx
-        while len(out) < 2:
-            out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)
-            t = out[-1]
-        counts[out[0], out[1], :] += 1 / 6
-    return counts / trials
-""",
+            "still the two-token window, spread over a third axis": edit(
+                ("while len(out) < 3:", "while len(out) < 2:"),
+                ("counts[out[0], out[1], out[2]] += 1", "counts[out[0], out[1], :] += 1 / 6")),
             "the first round's last three tokens": edit("counts[out[0], out[1], out[2]] += 1", "counts[out[-3], out[-2], out[-1]] += 1"),
         },
         "right": {
@@ -462,130 +449,42 @@ def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
     },
     "three_token_tv": {
         "wrong": {
-            "TV without the 0.5": """
-def three_token_tv(P, Q, ctx, k, rule="correct"):
-    V = len(P)
-    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
-    M1 = first_token_marginal(P, Q, rule)
-    J2 = [first_two_probabilities(P, Q, x, k, rule) for x in range(V)]
-    J = np.zeros((V, V, V))
-    for row, w in zip(tokens, prob):
-        out = row[row >= 0]
-        if len(out) >= 3:
-            J[out[0], out[1], out[2]] += w
-        elif len(out) == 2:
-            J[out[0], out[1]] += w * M1[out[1]]
-        else:
-            J[out[0]] += w * J2[out[0]]
-    T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]
-    return float(np.abs(J - T).sum())
-""",
-            "the target's three tokens taken as independent draws from P[ctx]": """
-def three_token_tv(P, Q, ctx, k, rule="correct"):
-    V = len(P)
-    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
-    M1 = first_token_marginal(P, Q, rule)
-    J2 = [first_two_probabilities(P, Q, x, k, rule) for x in range(V)]
-    J = np.zeros((V, V, V))
-    for row, w in zip(tokens, prob):
-        out = row[row >= 0]
-        if len(out) >= 3:
-            J[out[0], out[1], out[2]] += w
-        elif len(out) == 2:
-            J[out[0], out[1]] += w * M1[out[1]]
-        else:
-            J[out[0]] += w * J2[out[0]]
-    p = P[ctx]
-    T = p[:, None, None] * p[None, :, None] * p[None, None, :]
-    return 0.5 * float(np.abs(J - T).sum())
-""",
-            "after a two-token round, the third token from the target instead of a new round": """
-def three_token_tv(P, Q, ctx, k, rule="correct"):
-    V = len(P)
-    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
-    J2 = [first_two_probabilities(P, Q, x, k, rule) for x in range(V)]
-    J = np.zeros((V, V, V))
-    for row, w in zip(tokens, prob):
-        out = row[row >= 0]
-        if len(out) >= 3:
-            J[out[0], out[1], out[2]] += w
-        elif len(out) == 2:
-            J[out[0], out[1]] += w * P[out[1]]
-        else:
-            J[out[0]] += w * J2[out[0]]
-    T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]
-    return 0.5 * float(np.abs(J - T).sum())
-""",
-            "after a one-token round, the next two from the target instead of new rounds": """
-def three_token_tv(P, Q, ctx, k, rule="correct"):
-    V = len(P)
-    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
-    M1 = first_token_marginal(P, Q, rule)
-    J = np.zeros((V, V, V))
-    for row, w in zip(tokens, prob):
-        out = row[row >= 0]
-        if len(out) >= 3:
-            J[out[0], out[1], out[2]] += w
-        elif len(out) == 2:
-            J[out[0], out[1]] += w * M1[out[1]]
-        else:
-            J[out[0]] += w * P[out[0]][:, None] * P
-    T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]
-    return 0.5 * float(np.abs(J - T).sum())
-""",
-            "the continuation always from ctx": """
-def three_token_tv(P, Q, ctx, k, rule="correct"):
-    V = len(P)
-    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
-    M1 = first_token_marginal(P, Q, rule)
-    J2 = first_two_probabilities(P, Q, ctx, k, rule)
-    J = np.zeros((V, V, V))
-    for row, w in zip(tokens, prob):
-        out = row[row >= 0]
-        if len(out) >= 3:
-            J[out[0], out[1], out[2]] += w
-        elif len(out) == 2:
-            J[out[0], out[1]] += w * M1[ctx]
-        else:
-            J[out[0]] += w * J2
-    T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]
-    return 0.5 * float(np.abs(J - T).sum())
-""",
-            "rounds that emit fewer than three tokens are dropped": """
-def three_token_tv(P, Q, ctx, k, rule="correct"):
-    V = len(P)
-    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
-    J = np.zeros((V, V, V))
-    for row, w in zip(tokens, prob):
-        out = row[row >= 0]
-        if len(out) >= 3:
-            J[out[0], out[1], out[2]] += w
-    T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]
-    return 0.5 * float(np.abs(J - T).sum())
-""",
+            "TV without the 0.5": edit(
+                "return 0.5 * float(np.abs(J - T).sum())",
+                "return float(np.abs(J - T).sum())", base=_LOOP3),
+            "the target's three tokens taken as independent draws from P[ctx]": edit(
+                "T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]",
+                '''
+p = P[ctx]
+T = p[:, None, None] * p[None, :, None] * p[None, None, :]
+''', base=_LOOP3),
+            "after a two-token round, the third token from the target instead of a new round": edit(
+                "J[out[0], out[1]] += w * M1[out[1]]",
+                "J[out[0], out[1]] += w * P[out[1]]", base=_LOOP3),
+            "after a one-token round, the next two from the target instead of new rounds": edit(
+                "J[out[0]] += w * J2[out[0]]",
+                "J[out[0]] += w * P[out[0]][:, None] * P", base=_LOOP3),
+            "the continuation always from ctx": edit(
+                ("J2 = [first_two_probabilities(P, Q, x, k, rule) for x in range(V)]", "J2 = first_two_probabilities(P, Q, ctx, k, rule)"),
+                ("J[out[0], out[1]] += w * M1[out[1]]", "J[out[0], out[1]] += w * M1[ctx]"),
+                ("J[out[0]] += w * J2[out[0]]", "J[out[0]] += w * J2"), base=_LOOP3),
+            "rounds that emit fewer than three tokens are dropped": edit(
+                '''
+elif len(out) == 2:
+    J[out[0], out[1]] += w * M1[out[1]]
+else:
+    J[out[0]] += w * J2[out[0]]
+''',
+                "", base=_LOOP3),
             "the two-token window measured instead": """
 def three_token_tv(P, Q, ctx, k, rule="correct"):
     return tv_distance(first_two_probabilities(P, Q, ctx, k, rule), target_joint(P, ctx))
 """,
         },
         "right": {
-            "a loop over the outcomes": """
-def three_token_tv(P, Q, ctx, k, rule="correct"):
-    V = len(P)
-    tokens, _, prob = round_outcomes(P, Q, ctx, k, rule)
-    M1 = first_token_marginal(P, Q, rule)
-    J2 = [first_two_probabilities(P, Q, x, k, rule) for x in range(V)]
-    J = np.zeros((V, V, V))
-    for row, w in zip(tokens, prob):
-        out = row[row >= 0]
-        if len(out) >= 3:
-            J[out[0], out[1], out[2]] += w
-        elif len(out) == 2:
-            J[out[0], out[1]] += w * M1[out[1]]
-        else:
-            J[out[0]] += w * J2[out[0]]
-    return tv_distance(J, target_joint(P, ctx)[:, :, None] * P[None, :, :])
-""",
+            "a loop over the outcomes": edit(
+                ("T = P[ctx][:, None, None] * P[:, :, None] * P[None, :, :]", ""),
+                ("return 0.5 * float(np.abs(J - T).sum())", "return tv_distance(J, target_joint(P, ctx)[:, :, None] * P[None, :, :])"), base=_LOOP3),
             "outcomes grouped by length with dictionaries, plain Python TV": """
 def three_token_tv(P, Q, ctx, k, rule="correct"):
     V = len(P)

@@ -282,63 +282,27 @@ def best_k(a, c, k_max):
 def streaky_bits(alpha, rho, n, rng):
     return [1 if rng.random() < alpha else 0 for _ in range(n)]
 """, "after a 1 the next is 1 with probability"),
-            "the two transition probabilities swapped": """
-def streaky_bits(alpha, rho, n, rng):
-    bits, prob = [], alpha
-    for _ in range(n):
-        bits.append(1 if rng.random() < prob else 0)
-        prob = alpha * (1 - rho) if bits[-1] else alpha + rho * (1 - alpha)
-    return bits
-""",
-            "stay-at-1 probability taken as rho itself": """
-def streaky_bits(alpha, rho, n, rng):
-    bits, prob = [], alpha
-    for _ in range(n):
-        bits.append(1 if rng.random() < prob else 0)
-        prob = rho if bits[-1] else alpha * (1 - rho)
-    return bits
-""",
-            "after a 0 the chance of a 1 is alpha * rho": """
-def streaky_bits(alpha, rho, n, rng):
-    bits, prob = [], alpha
-    for _ in range(n):
-        bits.append(1 if rng.random() < prob else 0)
-        prob = alpha + rho * (1 - alpha) if bits[-1] else alpha * rho
-    return bits
-""",
-            "the first bit drawn with the after-a-1 probability": """
-def streaky_bits(alpha, rho, n, rng):
-    bits, prob = [], alpha + rho * (1 - alpha)
-    for _ in range(n):
-        bits.append(1 if rng.random() < prob else 0)
-        prob = alpha + rho * (1 - alpha) if bits[-1] else alpha * (1 - rho)
-    return bits
-""",
-            "a bit is 1 when the uniform is ABOVE its probability": """
-def streaky_bits(alpha, rho, n, rng):
-    bits, prob = [], alpha
-    for _ in range(n):
-        bits.append(1 if rng.random() > 1 - prob else 0)
-        prob = alpha + rho * (1 - alpha) if bits[-1] else alpha * (1 - rho)
-    return bits
-""",
-            "one uniform too many (draws the next bit's uniform before the loop ends)": """
-def streaky_bits(alpha, rho, n, rng):
-    bits, prob, u = [], alpha, rng.random()
-    for _ in range(n):
-        bits.append(1 if u < prob else 0)
-        prob = alpha + rho * (1 - alpha) if bits[-1] else alpha * (1 - rho)
-        u = rng.random()
-    return bits
-""",
-            "n - 1 bits (the first bit forgotten)": """
-def streaky_bits(alpha, rho, n, rng):
-    bits, prob = [], alpha
-    for _ in range(n - 1):
-        bits.append(1 if rng.random() < prob else 0)
-        prob = alpha + rho * (1 - alpha) if bits[-1] else alpha * (1 - rho)
-    return bits
-""",
+            "the two transition probabilities swapped": edit(
+                "stay, enter = alpha + rho * (1 - alpha), alpha * (1 - rho)",
+                "enter, stay = alpha + rho * (1 - alpha), alpha * (1 - rho)"),
+            "stay-at-1 probability taken as rho itself": edit(
+                "stay, enter = alpha + rho * (1 - alpha), alpha * (1 - rho)",
+                "stay, enter = rho, alpha * (1 - rho)"),
+            "after a 0 the chance of a 1 is alpha * rho": edit(
+                "stay, enter = alpha + rho * (1 - alpha), alpha * (1 - rho)",
+                "stay, enter = alpha + rho * (1 - alpha), alpha * rho"),
+            "the first bit drawn with the after-a-1 probability": edit("bits, prob = [], alpha", "bits, prob = [], stay"),
+            "a bit is 1 when the uniform is ABOVE its probability": edit(
+                "bit = 1 if rng.random() < prob else 0",
+                "bit = 1 if rng.random() > 1 - prob else 0"),
+            "one uniform too many (draws the next bit's uniform before the loop ends)": edit(
+                ("bits, prob = [], alpha", "bits, prob, u = [], alpha, rng.random()"),
+                ("bit = 1 if rng.random() < prob else 0", "bit = 1 if u < prob else 0"),
+                ("prob = stay if bit else enter", '''
+prob = stay if bit else enter
+u = rng.random()
+''')),
+            "n - 1 bits (the first bit forgotten)": edit("for _ in range(n):", "for _ in range(n - 1):"),
         },
         "right": {
             "the loop, with <=": """
@@ -387,109 +351,30 @@ def streaky_bits(alpha, rho, n, rng):
     },
     "replay": {
         "wrong": {
-            "alpha_run as the kept fraction kept / (rounds * k)": ("""
-def replay(bits, k):
-    counts, t, rounds, emitted, kept = [0] * (k + 1), 0, 0, 0, 0
-    while t + k < len(bits):
-        j = 0
-        while j < k and bits[t + j] == 1:
-            j += 1
-        rounds, emitted, kept = rounds + 1, emitted + j + 1, kept + j
-        counts[j] += 1
-        t += j + 1
-    return emitted / rounds, kept / (rounds * k), [sum(counts[i:]) / rounds for i in range(k + 1)]
-""", "alpha_run = kept / tested"),
-            "the bonus position counted as tested": """
-def replay(bits, k):
-    counts, t, rounds, emitted, kept, tested = [0] * (k + 1), 0, 0, 0, 0, 0
-    while t + k < len(bits):
-        j = 0
-        while j < k and bits[t + j] == 1:
-            j += 1
-        rounds, emitted, kept, tested = rounds + 1, emitted + j + 1, kept + j, tested + j + 1
-        counts[j] += 1
-        t += j + 1
-    return emitted / rounds, kept / tested, [sum(counts[i:]) / rounds for i in range(k + 1)]
-""",
-            "tokens per call counts only the kept drafts": """
-def replay(bits, k):
-    counts, t, rounds, kept, tested = [0] * (k + 1), 0, 0, 0, 0
-    while t + k < len(bits):
-        j = 0
-        while j < k and bits[t + j] == 1:
-            j += 1
-        rounds, kept = rounds + 1, kept + j
-        tested += j + 1 if j < k else k
-        counts[j] += 1
-        t += j + 1
-    return kept / rounds, kept / tested, [sum(counts[i:]) / rounds for i in range(k + 1)]
-""",
-            "no cap at k: a round runs to the first 0": """
-def replay(bits, k):
-    counts, t, rounds, emitted, kept, tested = [0] * (k + 1), 0, 0, 0, 0, 0
-    while t + k < len(bits):
-        j = 0
-        while t + j < len(bits) and bits[t + j] == 1:
-            j += 1
-        rounds, emitted, kept, tested = rounds + 1, emitted + j + 1, kept + j, tested + j + 1
-        counts[min(j, k)] += 1
-        t += j + 1
-    return emitted / rounds, kept / tested, [sum(counts[i:]) / rounds for i in range(k + 1)]
-""",
-            "after a full round the next starts at the bonus position": """
-def replay(bits, k):
-    counts, t, rounds, emitted, kept, tested = [0] * (k + 1), 0, 0, 0, 0, 0
-    while t + k < len(bits):
-        j = 0
-        while j < k and bits[t + j] == 1:
-            j += 1
-        rounds, emitted, kept = rounds + 1, emitted + j + 1, kept + j
-        tested += j + 1 if j < k else k
-        counts[j] += 1
-        t += j + 1 if j < k else k
-    return emitted / rounds, kept / tested, [sum(counts[i:]) / rounds for i in range(k + 1)]
-""",
-            "survival[j] as the share of rounds that kept exactly j": """
-def replay(bits, k):
-    counts, t, rounds, emitted, kept, tested = [0] * (k + 1), 0, 0, 0, 0, 0
-    while t + k < len(bits):
-        j = 0
-        while j < k and bits[t + j] == 1:
-            j += 1
-        rounds, emitted, kept = rounds + 1, emitted + j + 1, kept + j
-        tested += j + 1 if j < k else k
-        counts[j] += 1
-        t += j + 1
-    return emitted / rounds, kept / tested, [c / rounds for c in counts]
-""",
-            "survival shifted by one (more than j kept)": """
-def replay(bits, k):
-    counts, t, rounds, emitted, kept, tested = [0] * (k + 1), 0, 0, 0, 0, 0
-    while t + k < len(bits):
-        j = 0
-        while j < k and bits[t + j] == 1:
-            j += 1
-        rounds, emitted, kept = rounds + 1, emitted + j + 1, kept + j
-        tested += j + 1 if j < k else k
-        counts[j] += 1
-        t += j + 1
-    return emitted / rounds, kept / tested, [sum(counts[i + 1:]) / rounds for i in range(k + 1)]
-""",
-            "plays a last round that runs past the end (t + k <= len)": """
-def replay(bits, k):
-    bits = list(bits) + [0] * (k + 1)
-    n = len(bits) - (k + 1)
-    counts, t, rounds, emitted, kept, tested = [0] * (k + 1), 0, 0, 0, 0, 0
-    while t + k <= n:
-        j = 0
-        while j < k and bits[t + j] == 1:
-            j += 1
-        rounds, emitted, kept = rounds + 1, emitted + j + 1, kept + j
-        tested += j + 1 if j < k else k
-        counts[j] += 1
-        t += j + 1
-    return emitted / rounds, kept / tested, [sum(counts[i:]) / rounds for i in range(k + 1)]
-""",
+            "alpha_run as the kept fraction kept / (rounds * k)": (edit(
+                "return emitted / rounds, kept / tested, survival",
+                "return emitted / rounds, kept / (rounds * k), survival"), "alpha_run = kept / tested"),
+            "the bonus position counted as tested": edit("tested += j + 1 if j < k else k", "tested += j + 1"),
+            "tokens per call counts only the kept drafts": edit(
+                "return emitted / rounds, kept / tested, survival",
+                "return kept / rounds, kept / tested, survival"),
+            "no cap at k: a round runs to the first 0": edit(
+                ("while j < k and bits[t + j] == 1:", "while t + j < len(bits) and bits[t + j] == 1:"),
+                ("tested += j + 1 if j < k else k", "tested += j + 1"),
+                ("counts[j] += 1", "counts[min(j, k)] += 1")),
+            "after a full round the next starts at the bonus position": edit("t += j + 1", "t += j + 1 if j < k else k"),
+            "survival[j] as the share of rounds that kept exactly j": edit(
+                "survival = [sum(counts[j:]) / rounds for j in range(k + 1)]",
+                "survival = [c / rounds for c in counts]"),
+            "survival shifted by one (more than j kept)": edit(
+                "survival = [sum(counts[j:]) / rounds for j in range(k + 1)]",
+                "survival = [sum(counts[j + 1:]) / rounds for j in range(k + 1)]"),
+            "plays a last round that runs past the end (t + k <= len)": edit(
+                ("bits = [int(b) for b in bits]", '''
+bits = [int(b) for b in bits] + [0] * (k + 1)
+n = len(bits) - (k + 1)
+'''),
+                ("while t + k < len(bits):", "while t + k <= n:")),
         },
         "right": {
             "a list of kept counts, then the three numbers": """

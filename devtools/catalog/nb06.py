@@ -288,19 +288,6 @@ def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="
 ''',
         },
         "right": {
-            "a clock summed round by round": '''
-def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
-    fixed = STEP_FIXED_S if clock == "measured" else 0.0
-    t_draft = fixed + STEP_S_PER_PARAM * draft_params
-    t_target = fixed + STEP_S_PER_PARAM * target_params
-    emitted, seconds, t = 0, 0.0, 0
-    for _ in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        seconds += k * t_draft + t_target
-        emitted += len(out)
-        t = out[-1]
-    return seconds / emitted
-''',
             "count tokens, then price every round at once, clocks in a dict": '''
 def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
     step = {"measured": lambda n: STEP_FIXED_S + STEP_S_PER_PARAM * n,
@@ -348,45 +335,23 @@ def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="
     },
     "speedups_by_k": {
         "wrong": {
-            "one generator shared by every k": ('''
-def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
-    fixed = STEP_FIXED_S if clock == "measured" else 0.0
-    rng = np.random.default_rng(seed)
-    return [(fixed + STEP_S_PER_PARAM * target_params)
-            / seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock) for k in range(1, k_max + 1)]
-''', 'with a fresh np.random.default_rng(seed)'),
-            "plain decoding priced on the measured clock whatever the clock": ('''
-def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
-    plain = STEP_FIXED_S + STEP_S_PER_PARAM * target_params
-    return [plain / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params, clock)
-            for k in range(1, k_max + 1)]
-''', 'price plain decoding on the same clock'),
-            "returns the seconds per token, not the speedups": '''
-def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
-    return [seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params, clock)
-            for k in range(1, k_max + 1)]
-''',
-            "the clock not passed on: every run on the measured clock": '''
-def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
-    fixed = STEP_FIXED_S if clock == "measured" else 0.0
-    return [(fixed + STEP_S_PER_PARAM * target_params)
-            / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params)
-            for k in range(1, k_max + 1)]
-''',
-            "stops at k_max - 1": '''
-def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
-    fixed = STEP_FIXED_S if clock == "measured" else 0.0
-    return [(fixed + STEP_S_PER_PARAM * target_params)
-            / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params, clock)
-            for k in range(1, k_max)]
-''',
-            "starts at k = 0": '''
-def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
-    fixed = STEP_FIXED_S if clock == "measured" else 0.0
-    return [(fixed + STEP_S_PER_PARAM * target_params)
-            / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params, clock)
-            for k in range(0, k_max)]
-''',
+            "one generator shared by every k": (edit(
+                ("plain = fixed + STEP_S_PER_PARAM * target_params", '''
+plain = fixed + STEP_S_PER_PARAM * target_params
+rng = np.random.default_rng(seed)
+'''),
+                ("return [plain / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params, clock)", "return [plain / seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock)")), 'with a fresh np.random.default_rng(seed)'),
+            "plain decoding priced on the measured clock whatever the clock": (edit(
+                "plain = fixed + STEP_S_PER_PARAM * target_params",
+                "plain = STEP_FIXED_S + STEP_S_PER_PARAM * target_params"), 'price plain decoding on the same clock'),
+            "returns the seconds per token, not the speedups": edit(
+                "return [plain / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params, clock)",
+                "return [seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params, clock)"),
+            "the clock not passed on: every run on the measured clock": edit(
+                "return [plain / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params, clock)",
+                "return [plain / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params)"),
+            "stops at k_max - 1": edit("for k in range(1, k_max + 1)]", "for k in range(1, k_max)]"),
+            "starts at k = 0": edit("for k in range(1, k_max + 1)]", "for k in range(0, k_max)]"),
             "the tokens per call instead of the speedup": '''
 def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
     fixed = STEP_FIXED_S if clock == "measured" else 0.0
@@ -397,13 +362,9 @@ def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock)
         out.append(round_time / sec)
     return out
 ''',
-            "a generator seeded seed + k": '''
-def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
-    fixed = STEP_FIXED_S if clock == "measured" else 0.0
-    return [(fixed + STEP_S_PER_PARAM * target_params)
-            / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed + k), draft_params, target_params, clock)
-            for k in range(1, k_max + 1)]
-''',
+            "a generator seeded seed + k": edit(
+                "return [plain / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params, clock)",
+                "return [plain / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed + k), draft_params, target_params, clock)"),
         },
         "right": {
             "a list comprehension": '''

@@ -7,79 +7,36 @@ AID = "08_real_text"
 CATALOG = {
     "next_counts": {
         "wrong": {
-            "vectors sized by the text's own alphabet (max id + 1), not the shared V": ("""
-def next_counts(ids, m, V):
-    ids = [int(t) for t in ids]
-    V = max(ids) + 1
-    table = {}
-    for i in range(m, len(ids)):
-        table.setdefault(tuple(ids[i - m:i]), np.zeros(V))[ids[i]] += 1
-    return table
-""", 'the vector has length V'),
-            "the context includes the token it should predict": """
-def next_counts(ids, m, V):
-    ids = [int(t) for t in ids]
-    table = {}
-    for i in range(m, len(ids)):
-        table.setdefault(tuple(ids[i - m + 1:i + 1]), np.zeros(V))[ids[i]] += 1
-    return table
-""",
-            "skips the last position": """
-def next_counts(ids, m, V):
-    ids = [int(t) for t in ids]
-    table = {}
-    for i in range(m, len(ids) - 1):
-        table.setdefault(tuple(ids[i - m:i]), np.zeros(V))[ids[i]] += 1
-    return table
-""",
-            "starts at position 0 with shortened contexts": """
-def next_counts(ids, m, V):
-    ids = [int(t) for t in ids]
-    table = {}
-    for i in range(len(ids)):
-        table.setdefault(tuple(ids[max(0, i - m):i]), np.zeros(V))[ids[i]] += 1
-    return table
-""",
-            "the context is shifted one token back": """
-def next_counts(ids, m, V):
-    ids = [int(t) for t in ids]
-    table = {}
-    for i in range(m + 1, len(ids)):
-        table.setdefault(tuple(ids[i - m - 1:i - 1]), np.zeros(V))[ids[i]] += 1
-    return table
-""",
-            "normalised to probabilities instead of counts": """
-def next_counts(ids, m, V):
-    ids = [int(t) for t in ids]
-    table = {}
-    for i in range(m, len(ids)):
-        table.setdefault(tuple(ids[i - m:i]), np.zeros(V))[ids[i]] += 1
-    return {key: vec / vec.sum() for key, vec in table.items()}
-""",
-            "string keys instead of tuples": """
-def next_counts(ids, m, V):
-    ids = [int(t) for t in ids]
-    table = {}
-    for i in range(m, len(ids)):
-        table.setdefault(str(ids[i - m:i]), np.zeros(V))[ids[i]] += 1
-    return table
-""",
-            "count vectors as Python lists, not NumPy arrays": ("""
-def next_counts(ids, m, V):
-    ids = [int(t) for t in ids]
-    table = {}
-    for i in range(m, len(ids)):
-        table.setdefault(tuple(ids[i - m:i]), [0] * V)[ids[i]] += 1
-    return table
-""", "each value must be a NumPy array"),
-            "returns a list of (context, counts) pairs instead of a dict": ("""
-def next_counts(ids, m, V):
-    ids = [int(t) for t in ids]
-    table = {}
-    for i in range(m, len(ids)):
-        table.setdefault(tuple(ids[i - m:i]), np.zeros(V))[ids[i]] += 1
-    return list(table.items())
-""", "must return a dict"),
+            "vectors sized by the text's own alphabet (max id + 1), not the shared V": (edit(
+                "ids = [int(t) for t in ids]",
+                '''
+ids = [int(t) for t in ids]
+V = max(ids) + 1
+'''), 'the vector has length V'),
+            "the context includes the token it should predict": edit("context = tuple(ids[i - m:i])", "context = tuple(ids[i - m + 1:i + 1])"),
+            "skips the last position": edit("for i in range(m, len(ids)):", "for i in range(m, len(ids) - 1):"),
+            "starts at position 0 with shortened contexts": edit(
+                '''
+for i in range(m, len(ids)):
+    context = tuple(ids[i - m:i])
+''',
+                '''
+for i in range(len(ids)):
+    context = tuple(ids[max(0, i - m):i])
+'''),
+            "the context is shifted one token back": edit(
+                '''
+for i in range(m, len(ids)):
+    context = tuple(ids[i - m:i])
+''',
+                '''
+for i in range(m + 1, len(ids)):
+    context = tuple(ids[i - m - 1:i - 1])
+'''),
+            "normalised to probabilities instead of counts": edit("return table", "return {key: vec / vec.sum() for key, vec in table.items()}"),
+            "string keys instead of tuples": edit("context = tuple(ids[i - m:i])", "context = str(ids[i - m:i])"),
+            "count vectors as Python lists, not NumPy arrays": (edit("table[context] = np.zeros(V)", "table[context] = [0] * V"), "each value must be a NumPy array"),
+            "returns a list of (context, counts) pairs instead of a dict": (edit("return table", "return list(table.items())"), "must return a dict"),
         },
         "right": {
             "a plain loop with setdefault": """
@@ -150,42 +107,30 @@ def ngram_dist(tables, context, V):
         p = (c + T * p) / (N + T)
     return p
 """,
-            "the first m tokens of the context instead of the last m": edit(("n = len(context)", ""), ("if m > n:", "if m > len(context):"), ('''
-key = tuple(int(t) for t in context[n - m:]) if m > 0 else ()
-c = table.get(key)
-''', "c = table.get(tuple(int(t) for t in context[:m]))")),
-            "an unseen context resets to uniform": edit(('''
-if m > n:
-    break
-key = tuple(int(t) for t in context[n - m:]) if m > 0 else ()
-c = table.get(key)
-''', "c = table.get(tuple(int(t) for t in context[n - m:]) if m else ()) if m <= n else None"), ("continue", '''
+            "the first m tokens of the context instead of the last m": edit(
+                "key = tuple(int(t) for t in context[n - m:]) if m > 0 else ()",
+                "key = tuple(int(t) for t in context[:m])"),
+            "an unseen context resets to uniform": edit(
+                "continue",
+                '''
 p = np.full(V, 1.0 / V)
 continue
-''')),
-            "a fixed weight of 1 instead of T": """
-def ngram_dist(tables, context, V):
-    p = np.full(V, 1.0 / V)
-    n = len(context)
-    for m, table in enumerate(tables):
-        c = table.get(tuple(int(t) for t in context[n - m:]) if m else ()) if m <= n else None
-        if c is None:
-            continue
-        p = (c + p) / (c.sum() + 1)
-    return p
-""",
-            "T is the total count N": """
-def ngram_dist(tables, context, V):
-    p = np.full(V, 1.0 / V)
-    n = len(context)
-    for m, table in enumerate(tables):
-        c = table.get(tuple(int(t) for t in context[n - m:]) if m else ()) if m <= n else None
-        if c is None:
-            continue
-        N = c.sum()
-        p = (c + N * p) / (2 * N)
-    return p
-""",
+'''),
+            "a fixed weight of 1 instead of T": edit(
+                '''
+N, T = c.sum(), np.count_nonzero(c)
+p = (c + T * p) / (N + T)
+''',
+                "p = (c + p) / (c.sum() + 1)"),
+            "T is the total count N": edit(
+                '''
+N, T = c.sum(), np.count_nonzero(c)
+p = (c + T * p) / (N + T)
+''',
+                '''
+N = c.sum()
+p = (c + N * p) / (2 * N)
+'''),
             "add-one on the longest seen context only": """
 def ngram_dist(tables, context, V):
     n = len(context)
@@ -195,17 +140,12 @@ def ngram_dist(tables, context, V):
             return (c + 1) / (c.sum() + V)
     return np.full(V, 1.0 / V)
 """,
-            "not normalised: T * p added without dividing by N + T": """
-def ngram_dist(tables, context, V):
-    p = np.full(V, 1.0 / V)
-    n = len(context)
-    for m, table in enumerate(tables):
-        c = table.get(tuple(int(t) for t in context[n - m:]) if m else ()) if m <= n else None
-        if c is None:
-            continue
-        p = c / c.sum() + np.count_nonzero(c) * p / c.sum()
-    return p
-""",
+            "not normalised: T * p added without dividing by N + T": edit(
+                '''
+N, T = c.sum(), np.count_nonzero(c)
+p = (c + T * p) / (N + T)
+''',
+                "p = c / c.sum() + np.count_nonzero(c) * p / c.sum()"),
             "returns a list instead of a NumPy array": ("""
 def ngram_dist(tables, context, V):
     p = [1.0 / V] * V

@@ -1,113 +1,51 @@
 """Answers the 09_beyond_one_draft grader must judge: plausible mistakes, correct variants, delegations."""
+from devtools.catalog import edit
 
 AID = "09_beyond_one_draft"
+
+# Exercise A's rule (candidates drawn with replacement, each tested against the current residual) under
+# another exercise's name: a wrong answer to B, which draws without replacement, and to C, the shortcut.
+_MSS = """
+def {name}(p, q, n, rng):
+    cands = [sample_from(q, rng.random()) for _ in range(n)]
+    r = p
+    for x in cands:
+        if rng.random() < r[x] / q[x]:
+            return int(x)
+        r = residual(r, q)
+    return int(sample_from(r, rng.random()))
+"""
+
+# The last line of multi_shortcut_tv_formula's reference, which most of its mistakes rewrite.
+_FORMULA = "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), residual(p, q)))"
 
 CATALOG = {
     "multi_candidate_sample": {
         "wrong": {
-            "residual computed once and not updated": ("""
-def multi_candidate_sample(p, q, n, rng):
-    cands = [sample_from(q, rng.random()) for _ in range(n)]
-    r1 = residual(p, q)
-    r = p
-    for x in cands:
-        if rng.random() < r[x] / q[x]:
-            return int(x)
-        r = r1
-    return int(sample_from(r, rng.random()))
-""", "update the residual after EVERY rejection"),
-            "candidates tested against q instead of the current residual": """
-def multi_candidate_sample(p, q, n, rng):
-    cands = [sample_from(q, rng.random()) for _ in range(n)]
-    r = p
-    for x in cands:
-        if rng.random() < q[x] / q[x]:
-            return int(x)
-        r = residual(r, q)
-    return int(sample_from(r, rng.random()))
-""",
-            "every candidate tested against the original p (the break-it's shortcut)": ("""
-def multi_candidate_sample(p, q, n, rng):
-    cands = [sample_from(q, rng.random()) for _ in range(n)]
-    r = p
-    for x in cands:
-        if rng.random() < p[x] / q[x]:
-            return int(x)
-        r = residual(r, q)
-    return int(sample_from(r, rng.random()))
-""", "the second is tested against r_1"),
-            "final fallback drawn from p": ("""
-def multi_candidate_sample(p, q, n, rng):
-    cands = [sample_from(q, rng.random()) for _ in range(n)]
-    r = p
-    for x in cands:
-        if rng.random() < r[x] / q[x]:
-            return int(x)
-        r = residual(r, q)
-    return int(sample_from(p, rng.random()))
-""", "then sample r_2"),
-            "final fallback residual(p, q), the first residual": ("""
-def multi_candidate_sample(p, q, n, rng):
-    cands = [sample_from(q, rng.random()) for _ in range(n)]
-    r = p
-    for x in cands:
-        if rng.random() < r[x] / q[x]:
-            return int(x)
-        r = residual(r, q)
-    return int(sample_from(residual(p, q), rng.random()))
-""", "the last one, r_3, is sampled"),
-            "each candidate drawn just before its test": ("""
-def multi_candidate_sample(p, q, n, rng):
-    r = p
-    for _ in range(n):
-        x = sample_from(q, rng.random())
-        if rng.random() < r[x] / q[x]:
-            return int(x)
-        r = residual(r, q)
-    return int(sample_from(r, rng.random()))
-""", "draw both candidates first"),
-            "residual arguments swapped: residual(q, r)": ("""
-def multi_candidate_sample(p, q, n, rng):
-    cands = [sample_from(q, rng.random()) for _ in range(n)]
-    r = p
-    for x in cands:
-        if rng.random() < r[x] / q[x]:
-            return int(x)
-        r = residual(q, r)
-    return int(sample_from(r, rng.random()))
-""", "r_1 = norm(max(0, p - q))"),
-            "no uniform for a test that cannot pass (r[x] = 0)": ("""
-def multi_candidate_sample(p, q, n, rng):
-    cands = [sample_from(q, rng.random()) for _ in range(n)]
-    r = p
-    for x in cands:
-        if r[x] > 0 and rng.random() < r[x] / q[x]:
-            return int(x)
-        r = residual(r, q)
-    return int(sample_from(r, rng.random()))
-""", "2n + 1 uniforms"),
-            "candidates drawn from p instead of q": """
-def multi_candidate_sample(p, q, n, rng):
-    cands = [sample_from(p, rng.random()) for _ in range(n)]
-    r = p
-    for x in cands:
-        if rng.random() < r[x] / q[x]:
-            return int(x)
-        r = residual(r, q)
-    return int(sample_from(r, rng.random()))
-""",
+            "residual computed once and not updated": (edit(
+                ("r = np.asarray(p, dtype=float)", "r, r1 = np.asarray(p, dtype=float), residual(p, q)"),
+                ("r = residual(r, q)", "r = r1")), "update the residual after EVERY rejection"),
+            "candidates tested against q instead of the current residual": edit(
+                "if rng.random() < r[x] / q[x]:", "if rng.random() < q[x] / q[x]:"),
+            "every candidate tested against the original p (the break-it's shortcut)": (edit(
+                "if rng.random() < r[x] / q[x]:", "if rng.random() < p[x] / q[x]:"), "the second is tested against r_1"),
+            "final fallback drawn from p": (edit(
+                "return int(sample_from(r, rng.random()))", "return int(sample_from(p, rng.random()))"), "then sample r_2"),
+            "final fallback residual(p, q), the first residual": (edit(
+                "return int(sample_from(r, rng.random()))",
+                "return int(sample_from(residual(p, q), rng.random()))"), "the last one, r_3, is sampled"),
+            "each candidate drawn just before its test": (edit(
+                ("cands = [sample_from(q, rng.random()) for _ in range(n)]", ""),
+                ("for x in cands:", "for _ in range(n):\n    x = sample_from(q, rng.random())")), "draw both candidates first"),
+            "residual arguments swapped: residual(q, r)": (edit("r = residual(r, q)", "r = residual(q, r)"), "r_1 = norm(max(0, p - q))"),
+            "no uniform for a test that cannot pass (r[x] = 0)": (edit(
+                "if rng.random() < r[x] / q[x]:", "if r[x] > 0 and rng.random() < r[x] / q[x]:"), "2n + 1 uniforms"),
+            "candidates drawn from p instead of q": edit(
+                "cands = [sample_from(q, rng.random()) for _ in range(n)]",
+                "cands = [sample_from(p, rng.random()) for _ in range(n)]"),
         },
         "right": {
-            "the reference loop with u * q[x] < r[x]": """
-def multi_candidate_sample(p, q, n, rng):
-    cands = [sample_from(q, rng.random()) for _ in range(n)]
-    r = np.asarray(p, dtype=float)
-    for x in cands:
-        if rng.random() * q[x] < r[x]:
-            return int(x)
-        r = residual(r, q)
-    return int(sample_from(r, rng.random()))
-""",
+            "the reference loop with u * q[x] < r[x]": edit("if rng.random() < r[x] / q[x]:", "if rng.random() * q[x] < r[x]:"),
             "u <= min(1, r/q), residual written by hand": """
 def multi_candidate_sample(p, q, n, rng):
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
@@ -152,137 +90,20 @@ def multi_candidate_sample(p, q, n, rng):
     },
     "recursive_sample": {
         "wrong": {
-            "candidates drawn with replacement (multi-step speculative sampling)": ("""
-def recursive_sample(p, q, n, rng):
-    cands = [sample_from(q, rng.random()) for _ in range(n)]
-    r = p
-    for x in cands:
-        if rng.random() < r[x] / q[x]:
-            return int(x)
-        r = residual(r, q)
-    return int(sample_from(r, rng.random()))
-""", "drawn WITHOUT replacement"),
-            "tested with q instead of the distribution the candidate came from": ("""
-def recursive_sample(p, q, n, rng):
-    qi, cands, dists = np.asarray(q, dtype=float), [], []
-    for _ in range(n):
-        x = sample_from(qi, rng.random())
-        cands.append(x)
-        dists.append(qi)
-        qi = qi.copy()
-        qi[x] = 0.0
-        qi = qi / qi.sum() if qi.sum() > 0 else qi
-    r = p
-    for x, qi in zip(cands, dists):
-        if rng.random() < r[x] / q[x]:
-            return int(x)
-        r = residual(r, qi)
-    return int(sample_from(r, rng.random()))
-""", "tested with that distribution"),
-            "residual updated with q instead of q_i": ("""
-def recursive_sample(p, q, n, rng):
-    qi, cands, dists = np.asarray(q, dtype=float), [], []
-    for _ in range(n):
-        x = sample_from(qi, rng.random())
-        cands.append(x)
-        dists.append(qi)
-        qi = qi.copy()
-        qi[x] = 0.0
-        qi = qi / qi.sum() if qi.sum() > 0 else qi
-    r = p
-    for x, qi in zip(cands, dists):
-        if rng.random() < r[x] / qi[x]:
-            return int(x)
-        r = residual(r, q)
-    return int(sample_from(r, rng.random()))
-""", "update r = residual(r, q_i)"),
-            "q not renormalised after removing a candidate": ("""
-def recursive_sample(p, q, n, rng):
-    qi, cands, dists = np.asarray(q, dtype=float), [], []
-    for _ in range(n):
-        x = sample_from(qi, rng.random())
-        cands.append(x)
-        dists.append(qi)
-        qi = qi.copy()
-        qi[x] = 0.0
-    r = p
-    for x, qi in zip(cands, dists):
-        if rng.random() < r[x] / qi[x]:
-            return int(x)
-        r = residual(r, qi)
-    return int(sample_from(r, rng.random()))
-""", "removed and renormalised"),
-            "only the last candidate removed, not all earlier ones": ("""
-def recursive_sample(p, q, n, rng):
-    q = np.asarray(q, dtype=float)
-    qi, cands, dists = q, [], []
-    for _ in range(n):
-        x = sample_from(qi, rng.random())
-        cands.append(x)
-        dists.append(qi)
-        qi = q.copy()
-        qi[x] = 0.0
-        qi = qi / qi.sum()
-    r = p
-    for x, qi in zip(cands, dists):
-        if rng.random() < r[x] / qi[x]:
-            return int(x)
-        r = residual(r, qi)
-    return int(sample_from(r, rng.random()))
-""", "ALL earlier candidates removed"),
-            "removes candidates from the caller's q in place": ("""
-def recursive_sample(p, q, n, rng):
-    cands, dists = [], []
-    for _ in range(n):
-        x = sample_from(q, rng.random())
-        cands.append(x)
-        dists.append(q.copy())
-        q[x] = 0.0
-        q /= q.sum()
-    r = p
-    for x, qi in zip(cands, dists):
-        if rng.random() < r[x] / qi[x]:
-            return int(x)
-        r = residual(r, qi)
-    return int(sample_from(r, rng.random()))
-""", "must not modify q"),
-            "final fallback drawn from p": """
-def recursive_sample(p, q, n, rng):
-    qi, cands, dists = np.asarray(q, dtype=float), [], []
-    for _ in range(n):
-        x = sample_from(qi, rng.random())
-        cands.append(x)
-        dists.append(qi)
-        qi = qi.copy()
-        qi[x] = 0.0
-        qi = qi / qi.sum() if qi.sum() > 0 else qi
-    r = p
-    for x, qi in zip(cands, dists):
-        if rng.random() < r[x] / qi[x]:
-            return int(x)
-        r = residual(r, qi)
-    return int(sample_from(p, rng.random()))
-""",
+            "candidates drawn with replacement (multi-step speculative sampling)": (_MSS.format(name="recursive_sample"), "drawn WITHOUT replacement"),
+            "tested with q instead of the distribution the candidate came from": (edit(
+                "if rng.random() < r[x] / qi[x]:", "if rng.random() < r[x] / q[x]:"), "tested with that distribution"),
+            "residual updated with q instead of q_i": (edit("r = residual(r, qi)", "r = residual(r, q)"), "update r = residual(r, q_i)"),
+            "q not renormalised after removing a candidate": (edit("qi = qi / qi.sum()", ""), "removed and renormalised"),
+            "only the last candidate removed, not all earlier ones": (edit("qi = qi.copy()", "qi = np.asarray(q, dtype=float).copy()"), "ALL earlier candidates removed"),
+            "removes candidates from the caller's q in place": (edit(
+                ("qi = np.asarray(q, dtype=float)", "qi = q"),
+                ("qi = qi.copy()", "dists[-1] = qi.copy()"),
+                ("qi = qi / qi.sum()", "qi /= qi.sum()")), "must not modify q"),
+            "final fallback drawn from p": edit("return int(sample_from(r, rng.random()))", "return int(sample_from(p, rng.random()))"),
         },
         "right": {
-            "the reference loop with u * q_i[x] < r[x]": """
-def recursive_sample(p, q, n, rng):
-    qi, cands, dists = np.asarray(q, dtype=float), [], []
-    for _ in range(n):
-        x = sample_from(qi, rng.random())
-        cands.append(int(x))
-        dists.append(qi)
-        qi = qi.copy()
-        qi[x] = 0.0
-        s = qi.sum()
-        qi = qi / s if s > 0 else qi
-    r = np.asarray(p, dtype=float)
-    for x, qi in zip(cands, dists):
-        if rng.random() * qi[x] < r[x]:
-            return x
-        r = residual(r, qi)
-    return int(sample_from(r, rng.random()))
-""",
+            "the reference loop with u * q_i[x] < r[x]": edit("if rng.random() < r[x] / qi[x]:", "if rng.random() * qi[x] < r[x]:"),
             "a boolean mask of drawn tokens, u <= ratio, residual by hand": """
 def recursive_sample(p, q, n, rng):
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
@@ -318,52 +139,21 @@ def recursive_sample(p, q, n, rng):
     },
     "shortcut_sample": {
         "wrong": {
-            "not broken: the correct rule, residual updated": ("""
-def shortcut_sample(p, q, n, rng):
-    cands = [sample_from(q, rng.random()) for _ in range(n)]
-    r = p
-    for x in cands:
-        if rng.random() < r[x] / q[x]:
-            return int(x)
-        r = residual(r, q)
-    return int(sample_from(r, rng.random()))
-""", "against the original p"),
-            "final fallback drawn from p": ("""
-def shortcut_sample(p, q, n, rng):
-    cands = [sample_from(q, rng.random()) for _ in range(n)]
-    for x in cands:
-        if rng.random() < p[x] / q[x]:
-            return int(x)
-    return int(sample_from(p, rng.random()))
-""", "sample residual(p, q)"),
-            "final fallback an updated residual": ("""
-def shortcut_sample(p, q, n, rng):
-    cands = [sample_from(q, rng.random()) for _ in range(n)]
-    r = p
-    for x in cands:
-        if rng.random() < p[x] / q[x]:
-            return int(x)
-        r = residual(r, q)
-    return int(sample_from(r, rng.random()))
-""", "not an updated one"),
-            "each candidate drawn just before its test": ("""
-def shortcut_sample(p, q, n, rng):
-    for _ in range(n):
-        x = sample_from(q, rng.random())
-        if rng.random() < p[x] / q[x]:
-            return int(x)
-    return int(sample_from(residual(p, q), rng.random()))
-""", "draw both candidates first"),
+            "not broken: the correct rule, residual updated": (_MSS.format(name="shortcut_sample"), "against the original p"),
+            "final fallback drawn from p": (edit(
+                "return int(sample_from(residual(p, q), rng.random()))",
+                "return int(sample_from(p, rng.random()))"), "sample residual(p, q)"),
+            "final fallback an updated residual": (edit(
+                ("for x in cands:", "r = p\nfor x in cands:"),
+                ("if rng.random() < p[x] / q[x]:\n    return int(x)",
+                 "if rng.random() < p[x] / q[x]:\n    return int(x)\nr = residual(r, q)"),
+                ("return int(sample_from(residual(p, q), rng.random()))", "return int(sample_from(r, rng.random()))")), "not an updated one"),
+            "each candidate drawn just before its test": (edit(
+                ("cands = [sample_from(q, rng.random()) for _ in range(n)]", ""),
+                ("for x in cands:", "for _ in range(n):\n    x = sample_from(q, rng.random())")), "draw both candidates first"),
         },
         "right": {
-            "the reference loop with u * q[x] < p[x]": """
-def shortcut_sample(p, q, n, rng):
-    cands = [sample_from(q, rng.random()) for _ in range(n)]
-    for x in cands:
-        if rng.random() * q[x] < p[x]:
-            return int(x)
-    return int(sample_from(residual(p, q), rng.random()))
-""",
+            "the reference loop with u * q[x] < p[x]": edit("if rng.random() < p[x] / q[x]:", "if rng.random() * q[x] < p[x]:"),
             "u <= min(1, p/q), residual written by hand": """
 def shortcut_sample(p, q, n, rng):
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
@@ -384,62 +174,19 @@ def shortcut_sample(p, q, n, rng):
     },
     "multi_shortcut_tv": {
         "wrong": {
-            "TV without the 0.5": ("""
-def multi_shortcut_tv(p, q, n):
-    def walk(p, q, cands):
-        out, reached = np.zeros(len(p)), 1.0
-        for x in cands:
-            keep = min(1.0, p[x] / q[x])
-            out[x] += reached * keep
-            reached *= 1.0 - keep
-        return out + reached * residual(p, q)
-    return float(np.abs(enumerate_output(p, q, n, walk) - p).sum())
-""", "0.5 x (0.15 + 0.15)"),
-            "measures the correct rule (residual updated) instead of the shortcut": """
-def multi_shortcut_tv(p, q, n):
-    def walk(p, q, cands):
-        out, reached, r = np.zeros(len(p)), 1.0, np.asarray(p, dtype=float)
-        for x in cands:
-            keep = min(1.0, r[x] / q[x])
-            out[x] += reached * keep
-            reached *= 1.0 - keep
-            r = residual(r, q)
-        return out + reached * r
-    return tv_distance(enumerate_output(p, q, n, walk), p)
-""",
-            "after n rejections the remaining mass goes to p": ("""
-def multi_shortcut_tv(p, q, n):
-    def walk(p, q, cands):
-        out, reached = np.zeros(len(p)), 1.0
-        for x in cands:
-            keep = min(1.0, p[x] / q[x])
-            out[x] += reached * keep
-            reached *= 1.0 - keep
-        return out + reached * p
-    return tv_distance(enumerate_output(p, q, n, walk), p)
-""", "the remaining mass goes to residual(p, q)"),
-            "the remaining mass after n rejections is dropped": """
-def multi_shortcut_tv(p, q, n):
-    def walk(p, q, cands):
-        out, reached = np.zeros(len(p)), 1.0
-        for x in cands:
-            keep = min(1.0, p[x] / q[x])
-            out[x] += reached * keep
-            reached *= 1.0 - keep
-        return out
-    return tv_distance(enumerate_output(p, q, n, walk), p)
-""",
-            "distance from the draft q instead of the target p": """
-def multi_shortcut_tv(p, q, n):
-    def walk(p, q, cands):
-        out, reached = np.zeros(len(p)), 1.0
-        for x in cands:
-            keep = min(1.0, p[x] / q[x])
-            out[x] += reached * keep
-            reached *= 1.0 - keep
-        return out + reached * residual(p, q)
-    return tv_distance(enumerate_output(p, q, n, walk), q)
-""",
+            "TV without the 0.5": (edit(
+                "return tv_distance(enumerate_output(p, q, n, shortcut_walk), p)",
+                "return float(np.abs(enumerate_output(p, q, n, shortcut_walk) - p).sum())"), "0.5 x (0.15 + 0.15)"),
+            "measures the correct rule (residual updated) instead of the shortcut": edit(
+                ("out, reached = np.zeros(len(p)), 1.0", "out, reached, r = np.zeros(len(p)), 1.0, np.asarray(p, dtype=float)"),
+                ("keep = min(1.0, p[x] / q[x])", "keep = min(1.0, r[x] / q[x])"),
+                ("reached *= 1.0 - keep", "reached *= 1.0 - keep\nr = residual(r, q)"),
+                ("return out + reached * residual(p, q)", "return out + reached * r")),
+            "after n rejections the remaining mass goes to p": (edit("return out + reached * residual(p, q)", "return out + reached * p"), "the remaining mass goes to residual(p, q)"),
+            "the remaining mass after n rejections is dropped": edit("return out + reached * residual(p, q)", "return out"),
+            "distance from the draft q instead of the target p": edit(
+                "return tv_distance(enumerate_output(p, q, n, shortcut_walk), p)",
+                "return tv_distance(enumerate_output(p, q, n, shortcut_walk), q)"),
             "estimated by sampling the shortcut instead of computed exactly": """
 def multi_shortcut_tv(p, q, n):
     g = np.random.default_rng(0)
@@ -450,17 +197,6 @@ def multi_shortcut_tv(p, q, n):
 """,
         },
         "right": {
-            "section 1's enumerate_output with a shortcut walk": """
-def multi_shortcut_tv(p, q, n):
-    def walk(p, q, cands):
-        out, reached = np.zeros(len(p)), 1.0
-        for x in cands:
-            keep = min(1.0, p[x] / q[x])
-            out[x] += reached * keep
-            reached *= 1.0 - keep
-        return out + reached * residual(p, q)
-    return tv_distance(enumerate_output(p, q, n, walk), p)
-""",
             "closed form: the overlap is delivered up to n times": """
 def multi_shortcut_tv(p, q, n):
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
@@ -499,69 +235,32 @@ def multi_shortcut_tv(p, q, n):
     },
     "multi_shortcut_tv_formula": {
         "wrong": {
-            "beta^n instead of beta^(n-1)": ("""
-def multi_shortcut_tv_formula(p, q, n):
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    ov = np.minimum(p, q)
-    beta = 1.0 - ov.sum()
-    if beta <= 0:
-        return 0.0
-    return float(beta * (1 - beta ** n) * tv_distance(ov / ov.sum(), residual(p, q)))
-""", "the exponent is n - 1"),
-            "the leading beta missing": ("""
-def multi_shortcut_tv_formula(p, q, n):
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    ov = np.minimum(p, q)
-    beta = 1.0 - ov.sum()
-    if beta <= 0:
-        return 0.0
-    return float((1 - beta ** (n - 1)) * tv_distance(ov / ov.sum(), residual(p, q)))
-""", "a factor beta in front"),
-            "min(p, q) not normalised": ("""
-def multi_shortcut_tv_formula(p, q, n):
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    ov = np.minimum(p, q)
-    beta = 1.0 - ov.sum()
-    if beta <= 0:
-        return 0.0
-    return float(beta * (1 - beta ** (n - 1)) * tv_distance(ov, residual(p, q)))
-""", "normalise min(p, q)"),
-            "beta taken as the acceptance, sum(min(p, q))": ("""
-def multi_shortcut_tv_formula(p, q, n):
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    ov = np.minimum(p, q)
-    beta = ov.sum()
-    if beta >= 1:
-        return 0.0
-    return float(beta * (1 - beta ** (n - 1)) * tv_distance(ov / ov.sum(), residual(p, q)))
-""", "REJECTION probability"),
-            "TV against p instead of the residual": """
-def multi_shortcut_tv_formula(p, q, n):
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    ov = np.minimum(p, q)
-    beta = 1.0 - ov.sum()
-    if beta <= 0:
-        return 0.0
-    return float(beta * (1 - beta ** (n - 1)) * tv_distance(ov / ov.sum(), p))
-""",
-            "TV without the 0.5": """
-def multi_shortcut_tv_formula(p, q, n):
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    ov = np.minimum(p, q)
-    beta = 1.0 - ov.sum()
-    if beta <= 0:
-        return 0.0
-    return float(beta * (1 - beta ** (n - 1)) * np.abs(ov / ov.sum() - residual(p, q)).sum())
-""",
-            "no guard: a draft equal to the target divides by zero": ("""
-def multi_shortcut_tv_formula(p, q, n):
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    ov = np.minimum(p, q)
-    beta = 1.0 - ov.sum()
-    d = np.clip(p - q, 0.0, None)
-    r = d / d.sum()
-    return float(beta * (1 - beta ** (n - 1)) * 0.5 * np.abs(ov / ov.sum() - r).sum())
-""", "beta = 0"),
+            "beta^n instead of beta^(n-1)": (edit(
+                _FORMULA,
+                "return float(beta * (1 - beta ** n) * tv_distance(overlap / overlap.sum(), residual(p, q)))"), "the exponent is n - 1"),
+            "the leading beta missing": (edit(
+                _FORMULA,
+                "return float((1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), residual(p, q)))"), "a factor beta in front"),
+            "min(p, q) not normalised": (edit(
+                _FORMULA,
+                "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap, residual(p, q)))"), "normalise min(p, q)"),
+            "beta taken as the acceptance, sum(min(p, q))": (edit('''
+beta = 1.0 - overlap.sum()
+if beta <= 0 or beta >= 1:
+''', '''
+beta = overlap.sum()
+if beta >= 1:
+'''), "REJECTION probability"),
+            "TV against p instead of the residual": edit(
+                _FORMULA,
+                "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), p))"),
+            "TV without the 0.5": edit(
+                _FORMULA,
+                "return float(beta * (1 - beta ** (n - 1)) * np.abs(overlap / overlap.sum() - residual(p, q)).sum())"),
+            "no guard: a draft equal to the target divides by zero": (edit(
+                ("if beta <= 0 or beta >= 1:\n    return 0.0", "r = np.clip(p - q, 0.0, None)\nr = r / r.sum()"),
+                (_FORMULA,
+                 "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), r))")), "beta = 0"),
         },
         "right": {
             "plain Python, no numpy": """
@@ -574,16 +273,10 @@ def multi_shortcut_tv_formula(p, q, n):
     d = [max(0.0, a - b) for a, b in zip(p, q)]
     return beta * (1 - beta ** (n - 1)) * 0.5 * sum(abs(o / sum(ov) - x / sum(d)) for o, x in zip(ov, d))
 """,
-            "the geometric sum written out": """
-def multi_shortcut_tv_formula(p, q, n):
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    ov = np.minimum(p, q)
-    beta = 1.0 - ov.sum()
-    if not 0 < beta < 1:
-        return 0.0
-    factor = sum(beta ** i for i in range(1, n))       # beta + ... + beta^(n-1), times (1 - beta)
-    return float((1 - beta) * factor * tv_distance(ov / (1 - beta), residual(p, q)))
-""",
+            "the geometric sum written out": edit(
+                _FORMULA,
+                "factor = sum(beta ** i for i in range(1, n))  # beta + ... + beta^(n-1), times (1 - beta)\n"
+                "return float((1 - beta) * factor * tv_distance(overlap / (1 - beta), residual(p, q)))"),
         },
         "delegate": {
             "the course's closed form": """

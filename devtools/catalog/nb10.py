@@ -1,48 +1,7 @@
 """Answers the 10_real_transformer grader must judge: plausible mistakes, correct variants, delegations."""
+from devtools.catalog import edit
 
 AID = "10_real_transformer"
-
-# The loop of Exercises B and D, written once; each variant changes one piece of it.
-_LOOP = '''
-# Helpers you may call: draft_block, verify_block, sample_from, residual
-def {name}(target, draft, prompt, n, k, rng):
-    context, fresh = list(prompt), list(prompt)
-    target_cache, draft_cache = target.new_cache(), draft.new_cache()
-    while len(context) - len(prompt) < n:
-{draft}
-        p = verify_block(target, target_cache, fresh, drafted)
-        emitted = []
-        for i, x in enumerate(drafted):
-            if {accept}:
-                emitted.append(int(x))
-            else:
-                emitted.append(int(sample_from({reject}, rng.random())))
-                break
-        else:
-{bonus}
-        kept = len(emitted) - 1
-{rollback}
-        context += emitted
-        fresh = {fresh}
-    return {ret}
-'''
-_PARTS = dict(
-    draft="        drafted, q = draft_block(draft, draft_cache, context, k, rng)",
-    accept="rng.random() < p[i][x] / q[i][x]", reject="residual(p[i], q[i])",
-    bonus="            emitted.append(int(sample_from(p[k], rng.random())))",
-    rollback="        target_cache.truncate(target_cache.length - len(drafted) + kept)\n"
-             "        draft_cache.truncate(min(draft_cache.length, len(context) + kept))",
-    fresh="emitted[-1:]", ret="context[len(prompt):len(prompt) + n]")
-_DRAFT_ONLY = "        draft_cache.truncate(min(draft_cache.length, len(context) + kept))"
-
-
-def _loop(name="speculative_generate", **changes):
-    return _LOOP.format(name=name, **(_PARTS | changes))
-
-
-def _stale(**changes):
-    return _loop("generate_stale", **({"rollback": _DRAFT_ONLY} | changes))
-
 
 CATALOG = {
     "verify_block": {
@@ -122,31 +81,26 @@ def verify_block(target, cache, fresh, drafted):
     },
     "speculative_generate": {
         "wrong": {
-            "forgets the target's rollback": _loop(rollback=_DRAFT_ONLY),
-            "forgets the draft's rollback": _loop(rollback="        target_cache.truncate(target_cache.length - len(drafted) + kept)"),
-            "keeps the rejected draft in the target's cache (off by one)": _loop(
-                rollback="        target_cache.truncate(min(target_cache.length, target_cache.length - len(drafted) + kept + 1))\n"
-                         "        draft_cache.truncate(min(draft_cache.length, len(context) + kept))"),
-            "cuts the target's cache one token too far": _loop(
-                rollback="        target_cache.truncate(target_cache.length - len(drafted) + kept - 1)\n"
-                         "        draft_cache.truncate(min(draft_cache.length, len(context) + kept))"),
-            "greedy acceptance: keep x iff it is the target's argmax": _loop(accept="x == int(np.argmax(p[i]))"),
-            "p/q inverted": _loop(accept="rng.random() < q[i][x] / p[i][x]"),
-            "resamples from p on rejection, not the residual": _loop(reject="p[i]"),
-            "resamples from q on rejection": _loop(reject="q[i]"),
-            "bonus token missing": _loop(bonus="            pass"),
-            "bonus token drawn from the draft": _loop(bonus="            emitted.append(int(sample_from(q[k - 1], rng.random())))"),
-            "bonus from the distribution before the last draft": _loop(bonus="            emitted.append(int(sample_from(p[k - 1], rng.random())))"),
-            "feeds every emitted token again (the kept drafts twice)": _loop(fresh="list(emitted)"),
-            "returns every token of the last round, not the first n": (_loop(ret="context[len(prompt):]"),
+            "forgets the target's rollback": edit("target_cache.truncate(target_cache.length - len(drafted) + kept)", ""),
+            "forgets the draft's rollback": edit("draft_cache.truncate(min(draft_cache.length, len(context) + kept))", ""),
+            "keeps the rejected draft in the target's cache (off by one)": edit("target_cache.truncate(target_cache.length - len(drafted) + kept)", "target_cache.truncate(min(target_cache.length, target_cache.length - len(drafted) + kept + 1))"),
+            "cuts the target's cache one token too far": edit("target_cache.truncate(target_cache.length - len(drafted) + kept)", "target_cache.truncate(target_cache.length - len(drafted) + kept - 1)"),
+            "greedy acceptance: keep x iff it is the target's argmax": edit("if rng.random() < p[i][x] / q[i][x]:", "if x == int(np.argmax(p[i])):"),
+            "p/q inverted": edit("if rng.random() < p[i][x] / q[i][x]:", "if rng.random() < q[i][x] / p[i][x]:"),
+            "resamples from p on rejection, not the residual": edit("emitted.append(int(sample_from(residual(p[i], q[i]), rng.random())))", "emitted.append(int(sample_from(p[i], rng.random())))"),
+            "resamples from q on rejection": edit("emitted.append(int(sample_from(residual(p[i], q[i]), rng.random())))", "emitted.append(int(sample_from(q[i], rng.random())))"),
+            "bonus token missing": edit("emitted.append(int(sample_from(p[k], rng.random())))", "pass"),
+            "bonus token drawn from the draft": edit("emitted.append(int(sample_from(p[k], rng.random())))", "emitted.append(int(sample_from(q[k - 1], rng.random())))"),
+            "bonus from the distribution before the last draft": edit("emitted.append(int(sample_from(p[k], rng.random())))", "emitted.append(int(sample_from(p[k - 1], rng.random())))"),
+            "feeds every emitted token again (the kept drafts twice)": edit("fresh = emitted[-1:]", "fresh = list(emitted)"),
+            "returns every token of the last round, not the first n": (edit("return context[len(prompt):len(prompt) + n]", "return context[len(prompt):]"),
                                                                        "return exactly n tokens"),
         },
         "right": {
-            "u * q < p, and the rollback as an absolute length": _loop(
-                accept="rng.random() * q[i][x] < p[i][x]",
-                rollback="        target_cache.truncate(len(context) + kept)\n"
-                         "        draft_cache.truncate(min(draft_cache.length, len(context) + kept))"),
-            "accept with min(1, p/q) and u <= it": _loop(accept="rng.random() <= min(1.0, p[i][x] / q[i][x])"),
+            "u * q < p, and the rollback as an absolute length": edit(
+                ("if rng.random() < p[i][x] / q[i][x]:", "if rng.random() * q[i][x] < p[i][x]:"),
+                ("target_cache.truncate(target_cache.length - len(drafted) + kept)", "target_cache.truncate(len(context) + kept)")),
+            "accept with min(1, p/q) and u <= it": edit("if rng.random() < p[i][x] / q[i][x]:", "if rng.random() <= min(1.0, p[i][x] / q[i][x]):"),
         },
         "delegate": {
             "the course's loop under another name": """
@@ -164,32 +118,12 @@ def speculative_generate(target, draft, prompt, n, k, rng):
     },
     "confident_draft": {
         "wrong": {
-            "decides on the largest probability of q, not on the token drafted": ("""
-# Helpers you may call: sample_from
-def confident_draft(draft, cache, context, k_max, threshold, rng):
-    q = draft.probs(context[cache.length:], cache)[-1]
-    drafted, rows = [], []
-    while True:
-        x = int(sample_from(q, rng.random()))
-        drafted.append(x)
-        rows.append(q)
-        if len(drafted) == k_max or q.max() < threshold:
-            return drafted, np.array(rows)
-        q = draft.probs([x], cache)[0]
-""", "the drafted token's own probability"),
-            "stops when q[x] equals the threshold too (<= instead of <)": ("""
-# Helpers you may call: sample_from
-def confident_draft(draft, cache, context, k_max, threshold, rng):
-    q = draft.probs(context[cache.length:], cache)[-1]
-    drafted, rows = [], []
-    while True:
-        x = int(sample_from(q, rng.random()))
-        drafted.append(x)
-        rows.append(q)
-        if len(drafted) == k_max or q[x] <= threshold:
-            return drafted, np.array(rows)
-        q = draft.probs([x], cache)[0]
-""", "does not stop"),
+            "decides on the largest probability of q, not on the token drafted": (edit(
+                "if len(drafted) == k_max or q[x] < threshold:",
+                "if len(drafted) == k_max or q.max() < threshold:"), "the drafted token's own probability"),
+            "stops when q[x] equals the threshold too (<= instead of <)": (edit(
+                "if len(drafted) == k_max or q[x] < threshold:",
+                "if len(drafted) == k_max or q[x] <= threshold:"), "does not stop"),
             "drops the unsure token instead of drafting it (and may draft nothing)": ("""
 # Helpers you may call: sample_from
 def confident_draft(draft, cache, context, k_max, threshold, rng):
@@ -204,60 +138,17 @@ def confident_draft(draft, cache, context, k_max, threshold, rng):
         q = draft.probs([x], cache)[0]
     return drafted, np.array(rows)
 """, "it is drafted, and then drafting stops"),
-            "ignores the threshold: always k_max tokens": """
-# Helpers you may call: sample_from
-def confident_draft(draft, cache, context, k_max, threshold, rng):
-    q = draft.probs(context[cache.length:], cache)[-1]
-    drafted, rows = [], []
-    while True:
-        x = int(sample_from(q, rng.random()))
-        drafted.append(x)
-        rows.append(q)
-        if len(drafted) == k_max:
-            return drafted, np.array(rows)
-        q = draft.probs([x], cache)[0]
-""",
-            "feeds the draft the whole context, whatever its cache holds": ("""
-# Helpers you may call: sample_from
-def confident_draft(draft, cache, context, k_max, threshold, rng):
-    q = draft.probs(list(context), cache)[-1]
-    drafted, rows = [], []
-    while True:
-        x = int(sample_from(q, rng.random()))
-        drafted.append(x)
-        rows.append(q)
-        if len(drafted) == k_max or q[x] < threshold:
-            return drafted, np.array(rows)
-        q = draft.probs([x], cache)[0]
-""", "context[cache.length:]"),
-            "feeds the last drafted token to the draft too": ("""
-# Helpers you may call: sample_from
-def confident_draft(draft, cache, context, k_max, threshold, rng):
-    q = draft.probs(context[cache.length:], cache)[-1]
-    drafted, rows = [], []
-    while True:
-        x = int(sample_from(q, rng.random()))
-        drafted.append(x)
-        rows.append(q)
-        nxt = draft.probs([x], cache)[0]
-        if len(drafted) == k_max or q[x] < threshold:
-            return drafted, np.array(rows)
-        q = nxt
-""", "drafted[:-1]"),
-            "returns the distribution after each drafted token, not the one it was drawn from": ("""
-# Helpers you may call: sample_from
-def confident_draft(draft, cache, context, k_max, threshold, rng):
-    q = draft.probs(context[cache.length:], cache)[-1]
-    drafted, rows = [], []
-    while True:
-        x = int(sample_from(q, rng.random()))
-        drafted.append(x)
-        if len(drafted) == k_max or q[x] < threshold:
-            rows.append(q)
-            return drafted, np.array(rows)
-        q = draft.probs([x], cache)[0]
-        rows.append(q)
-""", "row by row"),
+            "ignores the threshold: always k_max tokens": edit("if len(drafted) == k_max or q[x] < threshold:", "if len(drafted) == k_max:"),
+            "feeds the draft the whole context, whatever its cache holds": (edit(
+                "q = draft.probs(context[cache.length:], cache)[-1]",
+                "q = draft.probs(list(context), cache)[-1]"), "context[cache.length:]"),
+            "feeds the last drafted token to the draft too": (edit(
+                ("rows.append(q)", "rows.append(q)\nnxt = draft.probs([x], cache)[0]"),
+                ("q = draft.probs([x], cache)[0]", "q = nxt")), "drafted[:-1]"),
+            "returns the distribution after each drafted token, not the one it was drawn from": (edit(
+                ("rows.append(q)", ""),
+                ("return drafted, np.array(rows)", "rows.append(q)\nreturn drafted, np.array(rows)"),
+                ("q = draft.probs([x], cache)[0]", "q = draft.probs([x], cache)[0]\nrows.append(q)")), "row by row"),
         },
         "right": {
             "a for loop over k_max, stopping test written as not >=": """
@@ -291,17 +182,16 @@ def confident_draft(draft, cache, context, k_max, threshold, rng):
     },
     "generate_stale": {
         "wrong": {
-            "rolls the target's cache back after all (the correct loop)": (_loop("generate_stale"),
+            "rolls the target's cache back after all (the correct loop)": (edit("draft_cache.truncate(min(draft_cache.length, len(context) + kept))", "target_cache.truncate(target_cache.length - len(drafted) + kept)\ndraft_cache.truncate(min(draft_cache.length, len(context) + kept))"),
                                                                            "must differ from the correct one"),
-            "rolls back neither cache": _stale(rollback="        pass"),
-            "feeds the target every token it has not seen, by the cache's length": _stale(
-                fresh="context[target_cache.length:]"),
-            "the stale loop without the bonus token": _stale(bonus="            pass"),
+            "rolls back neither cache": edit("draft_cache.truncate(min(draft_cache.length, len(context) + kept))", "pass"),
+            "feeds the target every token it has not seen, by the cache's length": edit("fresh = emitted[-1:]", "fresh = context[target_cache.length:]"),
+            "the stale loop without the bonus token": edit("emitted.append(int(sample_from(p[k], rng.random())))", "pass"),
         },
         "right": {
-            "the draft's rollback written as an absolute length": _stale(
-                rollback="        draft_cache.truncate(min(len(context) + k - 1, len(context) + kept))",
-                accept="rng.random() * q[i][x] < p[i][x]"),
+            "the draft's rollback written as an absolute length": edit(
+                ("if rng.random() < p[i][x] / q[i][x]:", "if rng.random() * q[i][x] < p[i][x]:"),
+                ("draft_cache.truncate(min(draft_cache.length, len(context) + kept))", "draft_cache.truncate(min(len(context) + k - 1, len(context) + kept))")),
         },
         "delegate": {
             "the course's loop with stale=True": """
@@ -314,18 +204,7 @@ def generate_stale(target, draft, prompt, n, k, rng):
     },
     "stale_cache_tv": {
         "wrong": {
-            "TV without the 0.5": """
-# Helpers you may call: tv_distance
-def stale_cache_tv(target, context, rejected):
-    clean = target.new_cache()
-    target.forward(list(context[:-1]), clean)
-    stale = clean.copy()
-    if len(rejected):
-        target.forward(list(rejected), stale)
-    p = target.probs(list(context[-1:]), clean)[0]
-    r = target.probs(list(context[-1:]), stale)[0]
-    return float(np.abs(p - r).sum())
-""",
+            "TV without the 0.5": edit("return float(tv_distance(p, p_stale))", "return float(np.abs(p - p_stale).sum())"),
             "the rejected tokens after the whole context (compared at the wrong place)": """
 # Helpers you may call: tv_distance
 def stale_cache_tv(target, context, rejected):
