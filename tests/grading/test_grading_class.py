@@ -38,7 +38,7 @@ from grading.course import REPO, nbgrader, nbgrader_api, release_notebook, sourc
 from grading.grade import REPORT, NoSandbox, default_memory_limit, grade, parse_size, summary, tree_state
 from grading.grade.intake import NBGRADER_FILES
 from grading.grade.pool import Pool
-from grading.grade.run import gib
+from grading.grade.kernel import gib
 from grading.gradebook import cell_scores, score
 
 pytestmark = [

@@ -14,7 +14,7 @@ import pytest
 from traitlets.config import Config
 
 from grading import sandbox
-from grading.grade.run import RobustExecute
+from grading.grade.kernel import RobustExecute
 
 
 class LimitReached(AssertionError):

@@ -7,7 +7,7 @@ import pytest
 from traitlets.config import Config
 
 from grading import sandbox
-from grading.grade.run import RobustExecute
+from grading.grade.kernel import RobustExecute
 
 
 @pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot start here")
