@@ -24,6 +24,9 @@ every process the submission started ends with it (--die-with-parent: also when 
 
 `available()` says whether bwrap can start here (it needs Linux user namespaces); `make grade` refuses
 to grade without it unless told to (--no-sandbox), `make check` says so in one line and goes on.
+
+One module (about 360 lines) for one concern: the command that builds the sandbox and the kernel manager
+that reaches into it share its layout (INSIDE, SOCKETS, CONNECTION), which must agree on both sides.
 """
 import asyncio
 import functools
