@@ -6,9 +6,9 @@ here, so data (V, TOKENS, COLORS, tables) is never a helper, and a helper is rec
 any name: `from speclab import costs as c; c.best_k`, `f = temper`, `getattr(costs, "best_k")`,
 `importlib.import_module("speclab.costs")`, `ngram.NGram(...)(ctx)`, a function of the
 student's own (in any cell) that calls one. Where each name is bound is bindings.py's part; here,
-what a binding holds (resolving) and which helpers a piece of code reaches (walking). The module
-is one class, _Analysis, over 300 lines because resolving and walking call each other (a student's
-function is walked to find what it carries, and what it carries is what a name bound to it resolves to).
+what a binding holds (resolving) and which helpers a piece of code reaches (walking). The module stays
+one piece of about 350 lines, one class, because resolving and walking call each other: a student's
+function is walked to find what it carries, and what it carries is what a name bound to it resolves to.
 """
 import ast
 import builtins
@@ -18,6 +18,7 @@ import types
 
 from .bindings import _NEW_SCOPE, _Bindings, _inner_parts, _outer_parts
 from .syntax import _MISSING, _const
+
 
 class _Ref:
     """What an expression may hold, as far as the scan is concerned.
