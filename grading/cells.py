@@ -8,14 +8,19 @@ The course uses two of nbgrader's kinds of graded cell: the solution cell (nbgra
 answer": `solution` and not `grade`, a code cell the student writes, one exercise each) and the
 test cell (`grade` and not `solution`: the visible and hidden tests). nbgrader's third kind, a
 manually graded answer (`solution` and `grade`), is not used (tests/grading/test_integrity.py checks it):
-is_solution and is_graded are the only readers of those two flags, so "solution cell" means one
-thing in grading/, devtools/ and the tests.
+is_solution, is_test and is_graded are the only readers of those two flags, so "solution cell" and
+"test cell" mean one thing in grading/, devtools/ and the tests.
 """
 
 
 def meta(cell):
     """The cell's nbgrader metadata ({} for a cell nbgrader does not know)."""
     return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def has_meta(cell):
+    """True if the cell carries nbgrader metadata at all (even an empty one)."""
+    return "nbgrader" in cell.get("metadata", {})
 
 
 def grade_id(cell):
@@ -35,6 +40,19 @@ def is_solution(cell):
 def is_graded(cell):
     """A graded cell (a test, worth points)."""
     return bool(meta(cell).get("grade"))
+
+
+def is_test(cell):
+    """A test cell (grade and not solution): the visible and hidden tests, scored by their outputs."""
+    m = meta(cell)
+    return bool(m.get("grade")) and not m.get("solution")
+
+
+def nbgrader_type(cell):
+    """The flags nbgrader reads a cell's type from, as written: (solution, grade, locked, task). Two cells of
+    the same type compare equal; a submission whose cell differs from the release's was retyped."""
+    m = meta(cell)
+    return tuple(m.get(k) for k in ("solution", "grade", "locked", "task"))
 
 
 def is_locked(cell):

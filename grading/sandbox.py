@@ -4,7 +4,8 @@ A submission is code. nbgrader runs it in a Jupyter kernel that, left alone, is 
 who grades, with that user's files, processes and network. Here each kernel is started inside
 `bwrap`, and sees:
 
-- the system (/usr, /etc), the Python it runs on and the virtualenv: read-only;
+- the system (/usr, /etc), the Python it runs on and the virtualenv (at their own paths, a path under
+  /tmp inside its private /tmp): read-only;
 - the course's package, `speclab`, and its data: read-only, at /course (the only course path it knows);
 - nothing else of the course: no solutions/, no gradebook, no grading/, no other submission, no home
   folder, no course path in its environment (the environment is emptied and set anew);
@@ -23,6 +24,9 @@ every process the submission started ends with it (--die-with-parent: also when 
 
 `available()` says whether bwrap can start here (it needs Linux user namespaces); `make grade` refuses
 to grade without it unless told to (--no-sandbox), `make check` says so in one line and goes on.
+
+One module (about 360 lines) for one concern: the command that builds the sandbox and the kernel manager
+that reaches into it share its layout (INSIDE, SOCKETS, CONNECTION), which must agree on both sides.
 """
 import asyncio
 import functools
@@ -140,6 +144,20 @@ def unlinked(path):
     return path
 
 
+def python_dirs():
+    """The folders of the Python the kernel runs on and of the virtualenv (outside SYSTEM), bound at their own
+    paths: a venv's files name them."""
+    found = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix,
+                                           os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))}
+    return [p for p in sorted(found) if not any(p == s or p.startswith(s + "/") for s in SYSTEM)]
+
+
+def private_tmp(path):
+    """Where bwrap must put `path` to show it at `path`: under the sandbox's /tmp, a link to INSIDE/tmp that bwrap
+    cannot follow while it sets the sandbox up (the link is absolute: it would lead into the grader's own /)."""
+    return f"{INSIDE}/tmp{path[4:]}" if path == "/tmp" or path.startswith("/tmp/") else path
+
+
 def python():
     """The virtualenv's python, as the sandbox sees it (the venv's own bin/, so that the venv applies)."""
     return unlinked(sys.executable)
@@ -176,28 +194,30 @@ def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, proces
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
-    binds = [(p, p) for p in sorted({os.path.realpath(p) for p in (
-        sys.base_prefix, sys.prefix, sys.exec_prefix, os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))})
-        if not any(p == s or p.startswith(s + "/") for s in SYSTEM)]
+    binds = [(p, p) for p in python_dirs()]
     binds.append((str(package), f"{COURSE}/speclab"))
     if data.is_dir() and data.parent != package:
         binds.append((str(data), f"{COURSE}/data"))
     binds.append((str(connection_file), CONNECTION))
-    made = set()
+    # The sandbox's own mounts first, then the binds: a bind under /tmp (a course cloned there, whose venv is
+    # bound at its own path) goes into the private /tmp. Binds first made /tmp a folder, where bwrap then
+    # could not put the link: no sandboxed kernel started from a course under /tmp.
+    args += ["--proc", "/proc", "--dev", "/dev",
+             "--perms", "1777", "--size", str(disk), "--tmpfs", "/dev/shm",
+             "--perms", "1777", "--size", str(disk), "--tmpfs", INSIDE,
+             "--perms", "1777", "--dir", f"{INSIDE}/work", "--perms", "1777", "--dir", f"{INSIDE}/home",
+             "--perms", "1777", "--dir", f"{INSIDE}/tmp", "--symlink", f"{INSIDE}/tmp", "/tmp",
+             "--perms", "1777", "--size", str(1 << 20), "--tmpfs", SOCKETS]
+    made = {INSIDE, f"{INSIDE}/tmp"}
     for source, dest in binds:
+        dest = private_tmp(dest)
         for parent in reversed(Path(dest).parents):  # bwrap would make them 0700: no one else could enter
             if str(parent) != "/" and str(parent) not in made and not any(
                     str(parent) == s or str(parent).startswith(s + "/") for s in SYSTEM):
                 made.add(str(parent))
                 args += ["--perms", "0755", "--dir", str(parent)]
         args += ["--ro-bind", source, dest]
-    args += ["--proc", "/proc", "--dev", "/dev",
-             "--perms", "1777", "--size", str(disk), "--tmpfs", "/dev/shm",
-             "--perms", "1777", "--size", str(disk), "--tmpfs", INSIDE,
-             "--perms", "1777", "--dir", f"{INSIDE}/work", "--perms", "1777", "--dir", f"{INSIDE}/home",
-             "--perms", "1777", "--dir", f"{INSIDE}/tmp", "--symlink", f"{INSIDE}/tmp", "/tmp",
-             "--perms", "1777", "--size", str(1 << 20), "--tmpfs", SOCKETS,
-             "--remount-ro", "/"]
+    args += ["--remount-ro", "/"]
     fonts = font_cache()
     if fonts and os.path.isfile(fonts):
         args += ["--perms", "0755", "--dir", f"{INSIDE}/mplcache",

@@ -31,24 +31,26 @@ def greedy_decode(P, ctx, n):
     return tokens, n
 
 
+def _greedy_verify(P, t, drafted):
+    """What one target pass emits after t: its own choice at each prefix up to the first that differs from
+    the draft's guess; when all k agree, all k and the bonus (the target's choice after the last guess)."""
+    tokens, prefix = [], t
+    for x in drafted:
+        want = int(np.argmax(P[prefix]))
+        tokens.append(want)
+        if want != x:
+            return tokens
+        prefix = x
+    return tokens + [int(np.argmax(P[prefix]))]
+
+
 def speculative_greedy(P, Q, ctx, n, k):
     """(tokens, target_calls): greedy drafts of k, one verify call per round; same tokens as greedy_decode."""
     tokens, calls, t = [], 0, ctx
     while len(tokens) < n:
-        drafted, d = [], t
-        for _ in range(k):
-            d = int(np.argmax(Q[d]))
-            drafted.append(d)
+        drafted = greedy_decode(Q, t, k)[0]  # the draft's k greedy guesses
         calls += 1  # one target pass scores all k + 1 prefixes
-        prefix = t
-        for x in drafted:
-            want = int(np.argmax(P[prefix]))
-            tokens.append(want)
-            if want != x:
-                break
-            prefix = x
-        else:
-            tokens.append(int(np.argmax(P[prefix])))  # bonus: the target's choice after the last draft
+        tokens += _greedy_verify(P, t, drafted)
         t = tokens[-1]
     return tokens[:n], calls
 
@@ -63,23 +65,12 @@ def trusting_greedy(P, Q, ctx, n, k, m):
     tokens, calls, t, round_no = [], 0, ctx, 0
     while len(tokens) < n:
         round_no += 1
-        drafted, d = [], t
-        for _ in range(k):
-            d = int(np.argmax(Q[d]))
-            drafted.append(d)
+        drafted = greedy_decode(Q, t, k)[0]  # the draft's k greedy guesses
         if round_no % m == 0:
             tokens.extend(drafted)  # trusted: emitted as guessed, the target never sees them
         else:
             calls += 1
-            prefix = t
-            for x in drafted:
-                want = int(np.argmax(P[prefix]))
-                tokens.append(want)
-                if want != x:
-                    break
-                prefix = x
-            else:
-                tokens.append(int(np.argmax(P[prefix])))
+            tokens += _greedy_verify(P, t, drafted)
         t = tokens[-1]
     return tokens[:n], calls
 

@@ -32,12 +32,11 @@ from multiprocessing import forkserver
 from pathlib import Path
 
 from devtools import badsubmissions as bs
-from grading.course import REPO, nbgrader
+from grading.course import nbgrader, scratch_course
 from grading.execute import execute
 from grading.gradebook import cell_scores
 from grading.grade import grade
 from grading.grade.pool import WORKER_ENV
-from grading.release import release
 
 AID = os.environ.get("SPECLAB_BENCH_NOTEBOOK", "02_acceptance_rule")
 N_SUBMISSIONS = max(2, int(os.environ.get("SPECLAB_BENCH_CLASS", 12)))
@@ -91,9 +90,7 @@ def bench():
     cores = os.cpu_count() or 1
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        course = tmp / "course"
-        shutil.copytree(REPO / "solutions" / AID, course / "solutions" / AID)
-        release([AID], root=course)
+        course = scratch_course(tmp / "course", [AID], release="generate")
         students = list(bs.bench_class(course, AID, N_SUBMISSIONS).items())
         halves = [dict(students[: len(students) // 2]), dict(students[len(students) // 2:])]
         bare = f"ours/{cores} without sandbox"

@@ -19,10 +19,9 @@ from pathlib import Path
 
 from devtools import badsubmissions as bs
 from grading import sandbox as sandboxes
-from grading.course import REPO
+from grading.course import scratch_course
 from grading.gradebook import cell_scores
 from grading.grade import grade
-from grading.release import release
 
 AID = os.environ.get("SPECLAB_BENCH_NOTEBOOK", "02_acceptance_rule")
 N_SUBMISSIONS = max(2, int(os.environ.get("SPECLAB_BENCH_CLASS", 8)))
@@ -36,15 +35,13 @@ def order(legs):
 
 
 def bench():
-    if not sandboxes.available():
+    if not sandboxes.available()[0]:
         yield "sandbox", "bubblewrap cannot start here: nothing to compare"
         return
     cores = os.cpu_count() or 1
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        course = tmp / "course"
-        shutil.copytree(REPO / "solutions" / AID, course / "solutions" / AID)
-        release([AID], root=course)
+        course = scratch_course(tmp / "course", [AID], release="generate")
         students = bs.bench_class(course, AID, N_SUBMISSIONS)
         seconds, scores, loads, legs = {"on": [], "off": []}, {}, {"on": [], "off": []}, []
         for n, setting in enumerate(order(LEGS)):

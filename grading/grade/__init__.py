@@ -45,7 +45,8 @@ from ..course import REPO, load_config
 from . import intake, merge, pool as pools, report
 from .intake import Job, Result
 from .report import REPORT, summary, write_report
-from .run import GIB, tree_state
+from .kernel import GIB
+from .notes import tree_state
 
 __all__ = ["grade", "main", "Result", "REPORT", "summary", "tree_state", "default_memory_limit", "parse_size",
            "NoSandbox"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 
 from .. import integrity
-from ..cells import meta as _meta
+from ..cells import grade_id, has_meta, is_graded, is_locked, is_solution, is_test, meta, nbgrader_type, points
 from ..course import nbgrader_api
 
 
@@ -154,33 +154,31 @@ def compare_with_release(nb, release):
     """Notes on how a submission's nbgrader cells differ from the released student copy, and whether
     the notebook had to be mended for nbgrader (cells unknown to this release: an old test is dropped,
     since the current one is put back; other cells keep their code without the nbgrader metadata)."""
-    rel = {_meta(c)["grade_id"]: c for c in release.cells if _meta(c).get("grade_id")}
+    rel = {grade_id(c): c for c in release.cells if grade_id(c)}
     sub = {}
     for c in nb.cells:
-        if _meta(c).get("grade_id"):
-            sub.setdefault(_meta(c)["grade_id"], c)
+        if grade_id(c):
+            sub.setdefault(grade_id(c), c)
     notes = []
-    missing = [g for g, c in rel.items() if g not in sub and (_meta(c).get("grade") or _meta(c).get("locked"))]
+    missing = [g for g, c in rel.items() if g not in sub and (is_graded(c) or is_locked(c))]
     unknown = [g for g in sub if g not in rel]
-    edited = [g for g, c in rel.items() if g in sub and _meta(c).get("locked")
-              and (sub[g].source.strip() != c.source.strip()
-                   or _meta(sub[g]).get("points", 0) != _meta(c).get("points", 0))]
+    edited = [g for g, c in rel.items() if g in sub and is_locked(c)
+              and (sub[g].source.strip() != c.source.strip() or points(sub[g]) != points(c))]
     # what nbgrader reads a cell as: a test made a solution cell (points raised) would make nbgrader's
     # OverwriteCells fail ("Inconsistent checksums") and zero the notebook; the released cell is put back
-    kind = ("solution", "grade", "locked", "task")
-    retyped = [g for g, c in rel.items() if g in sub and (sub[g].cell_type != c.cell_type or any(
-        _meta(sub[g]).get(k) != _meta(c).get(k) for k in kind))]
+    retyped = [g for g, c in rel.items() if g in sub and (sub[g].cell_type != c.cell_type
+                                                          or nbgrader_type(sub[g]) != nbgrader_type(c))]
     for g in retyped:
         c = sub[g]
         c.cell_type = rel[g].cell_type
-        c.metadata["nbgrader"] = dict(_meta(rel[g]))
+        c.metadata["nbgrader"] = dict(meta(rel[g]))
         if c.cell_type != "code":
             c.pop("outputs", None)
             c.pop("execution_count", None)
         else:
             c.setdefault("outputs", [])
             c.setdefault("execution_count", None)
-        if _meta(rel[g]).get("locked") or _meta(rel[g]).get("grade") and not _meta(rel[g]).get("solution"):
+        if is_locked(rel[g]) or is_test(rel[g]):
             c.source = rel[g].source
     edited = [g for g in edited if g not in retyped]
     if missing:
@@ -197,10 +195,9 @@ def compare_with_release(nb, release):
                      "version was put back before grading")
     mended = False
     for c in list(nb.cells):
-        meta = _meta(c)
-        if "nbgrader" in c.get("metadata", {}) and meta.get("grade_id") not in rel:
+        if has_meta(c) and grade_id(c) not in rel:
             mended = True
-            if meta.get("grade") or (meta.get("locked") and not meta.get("solution")):
+            if is_graded(c) or (is_locked(c) and not is_solution(c)):
                 nb.cells.remove(c)
             else:
                 del c.metadata["nbgrader"]

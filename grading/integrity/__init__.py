@@ -20,6 +20,7 @@ the course's own (new cells and edited ones) and flags, with the cell and the li
 One module per concern, each read top to bottom:
   syntax.py      a cell's syntax tree as IPython runs it, and the small readers the others share
   tamper.py      tampering (and the IPython shell, sys's hooks, code rewriting), cell by cell
+  bindings.py    where each name is bound, scope by scope (course cells and the student's)
   references.py  what a name can hold: the course helpers reached, through the student's own code
   allowlists.py  the helpers each exercise may call, from the source notebook
   delegation.py  a solution cell that uses a helper its exercise does not allow

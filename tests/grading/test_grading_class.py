@@ -2,7 +2,7 @@
 
 One class is built in a temporary course from notebook 01: four honest students (right,
 blank, two different catalogued mistakes), one student per broken submission in
-devtools/badsubmissions.CASES and one per class of attack in devtools/badsubmissions.ATTACKS (issue
+devtools/badsubmissions.CASES and one per class of attack in devtools/attacks.ATTACKS (issue
 26), all generated from the notebooks at run time. The class is graded once, in parallel, in the
 sandbox (grading/sandbox.py), with a 10 s cell timeout and a 2 GiB memory limit; the course is
 named in the grader's PYTHONPATH and marked as the attacks' target, so that an attack that gets out
@@ -30,7 +30,7 @@ import time
 import nbformat
 import pytest
 
-from devtools import badsubmissions as bs
+from devtools import attacks, badsubmissions as bs
 from grading import selfcheck
 from devtools.coursework import leaked_hidden_lines
 from grading import sandbox as sandboxes
@@ -38,7 +38,7 @@ from grading.course import REPO, nbgrader, nbgrader_api, release_notebook, sourc
 from grading.grade import REPORT, NoSandbox, default_memory_limit, grade, parse_size, summary, tree_state
 from grading.grade.intake import NBGRADER_FILES
 from grading.grade.pool import Pool
-from grading.grade.run import gib
+from grading.grade.kernel import gib
 from grading.gradebook import cell_scores, score
 
 pytestmark = [
@@ -54,7 +54,7 @@ MEMORY_LIMIT = 2 << 30  # a kernel with the course's imports has about 1 GiB of 
 # What grading is expected to write; everything else in the course must be left byte for byte.
 OUTPUTS = ["gradebook.db", "grades.csv", "autograded", "feedback", ".nbgrader.log"]
 CASES = {case.name: case for case in bs.CASES}
-ATTACKS = {case.name: case for case in bs.ATTACKS}
+ATTACKS = {case.name: case for case in attacks.ATTACKS}
 
 
 @pytest.fixture(scope="module")
@@ -87,11 +87,11 @@ def sequential(course, honest, tmp_path_factory):
 
 
 def lingering():
-    """Process ids of the processes an attack left behind (badsubmissions.LINGER in their command line)."""
+    """Process ids of the processes an attack left behind (attacks.LINGER in their command line)."""
     found = []
     for pid in (int(d) for d in os.listdir("/proc") if d.isdigit()):
         try:
-            if bs.LINGER.encode() in open(f"/proc/{pid}/cmdline", "rb").read():
+            if attacks.LINGER.encode() in open(f"/proc/{pid}/cmdline", "rb").read():
                 found.append(pid)
         except OSError:
             pass
@@ -102,10 +102,10 @@ def lingering():
 def graded(course, honest, tmp_path_factory):
     """The whole class, broken and hostile submissions included, graded in parallel. SLOW: most of this module."""
     root = copy_course(course, tmp_path_factory, "class")
-    (root / bs.TARGET).write_text("the attacks in devtools/badsubmissions.py act on this course only\n")
+    (root / attacks.TARGET).write_text("the attacks in devtools/attacks.py act on this course only\n")
     bs.write_class(root, AID, honest)
     bs.write_class(root, AID, bs.bad_class(root, AID))
-    bs.write_class(root, AID, bs.bad_class(root, AID, bs.ATTACKS))
+    bs.write_class(root, AID, bs.bad_class(root, AID, attacks.ATTACKS))
     before = tree_state(root, OUTPUTS)
     saved = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), saved) if p)  # where attack 1 looks
@@ -196,7 +196,7 @@ def test_disk_a_submission_fills_is_bounded(graded):
     root, *_ = graded
     size = sum(p.stat().st_size for kind in ("autograded", "feedback")
                for p in (root / kind / "attack_disk").rglob("*") if p.is_file())
-    assert size < 5_000_000, f"{size:,} bytes kept for a submission that wrote {bs.ATTACK_DISK_MB} MB"
+    assert size < 5_000_000, f"{size:,} bytes kept for a submission that wrote {attacks.ATTACK_DISK_MB} MB"
 
 
 def test_feedback_pages_are_sanitised(graded):
@@ -204,7 +204,7 @@ def test_feedback_pages_are_sanitised(graded):
     root, *_ = graded
     page = (root / "feedback" / "attack_html" / AID / f"{AID}.html").read_text()
     assert re.search(r"<[^<>]*\bonerror\s*=", page, re.I) is None, "an event handler reached the page"
-    assert re.search(rf"<script[^>]*>[^<]*{bs.SCRIPT}", page) is None, "a script reached the page"
+    assert re.search(rf"<script[^>]*>[^<]*{attacks.SCRIPT}", page) is None, "a script reached the page"
     assert "&lt;script&gt;" in page, "the code cell that displays it is shown, escaped"
 
 

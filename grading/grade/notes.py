@@ -1,0 +1,81 @@
+"""What happened when a submission ran, in words for its feedback page and the report: the files it
+changed around it (tree_state, changes) and what its executed notebook shows (runtime_notes)."""
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from ..cells import grade_id, is_graded, is_solution, is_test
+from .kernel import gib, is_memory_error
+from .outputs import MAX_OUTPUT_CHARS, TRUNCATED
+
+
+def tree_state(top, skip):
+    """{relative path: (size, sha1)} of every file under top, except those under the `skip` prefixes."""
+    state = {}
+    top = Path(top)
+    for dirpath, dirnames, filenames in os.walk(top):
+        for name in filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(top).as_posix()
+            if any(rel == s or rel.startswith(s + "/") for s in skip):
+                continue
+            try:
+                h = hashlib.sha1()
+                with open(path, "rb") as f:
+                    for chunk in iter(lambda: f.read(1 << 20), b""):
+                        h.update(chunk)
+                state[rel] = (path.stat().st_size, h.hexdigest())
+            except OSError:
+                state[rel] = None
+    return state
+
+
+def changes(before, after):
+    out = [f"{p} deleted" for p in sorted(before) if p not in after]
+    out += [f"{p} changed" for p in sorted(before) if p in after and before[p] != after[p]]
+    out += [f"{p} created" for p in sorted(after) if p not in before]
+    return out
+
+
+def runtime_notes(res, autograded_nb, timeout, memory_limit=0):
+    """Notes from the executed notebook: stopped cells, dead kernels, memory, errors outside tests, cut output."""
+    try:
+        cells = json.loads(Path(autograded_nb).read_text(encoding="utf-8"))["cells"]
+    except Exception:
+        return
+    for i, cell in enumerate(cells):
+        if cell.get("cell_type") != "code":
+            continue
+        name = grade_id(cell) or f"number {i + 1}"
+        zero = "; it scores 0" if is_graded(cell) else ""
+        for out in cell.get("outputs", []):
+            kind = out.get("output_type")
+            if kind == "error":
+                ename, evalue = out.get("ename", ""), out.get("evalue", "")
+                if ename == "CellTimeoutError" and "restarted" in evalue:
+                    res.note(f"cell {name} ran longer than {timeout} s and ignored the interrupt (does it catch "
+                             "BaseException?): the kernel was restarted, the cells above it run again, and "
+                             "grading went on" + zero)
+                elif ename in ("CellTimeoutError", "KeyboardInterrupt"):
+                    res.note(f"cell {name} ran longer than {timeout} s and was stopped (an endless loop?)" + zero)
+                elif ename == "DeadKernelError":
+                    res.note(f"cell {name} crashed the Python kernel; it was restarted and grading went on")
+                elif is_memory_error(ename):
+                    limit = f"the grader lets a submission use {gib(memory_limit)}" if memory_limit else "no limit set"
+                    res.note(f"cell {name} ran out of memory ({limit}): it was stopped with a MemoryError and grading "
+                             "went on" + zero)
+                elif "Read-only file system" in evalue or ename == "PermissionError":
+                    res.note(f"cell {name} tried to write outside its working folder ({ename}: {evalue[:120]}); "
+                             "the grader's sandbox let it write nowhere else", flag=True)
+                elif (is_solution(cell) and ename != "NotImplementedError") or ename in (
+                        "ImportError", "ModuleNotFoundError", "SyntaxError", "IndentationError"):
+                    # an exercise cell that fails, or code that cannot even be imported or parsed;
+                    # failing tests and the demo cells below a wrong answer speak for themselves
+                    res.note(f"cell {name} raised {ename}: {evalue[:120]}")
+            elif kind in ("execute_result", "display_data") and is_test(cell):
+                res.note(f"test cell {name} showed a result ({kind}), which the course's tests never do: the "
+                         "submission's code displayed something while it was tested", flag=True)
+            elif kind == "stream" and TRUNCATED in "".join(out.get("text", "")):
+                res.note(f"cell {name} printed more output than the grader keeps: only the first "
+                         f"{MAX_OUTPUT_CHARS:,} characters of each output are shown")
