@@ -10,15 +10,18 @@ under that key (and each string's layout under its text and font), so a glyph se
 one blit, and draws exactly the pixels matplotlib's own renderer draws
 (tests/speclab/test_fastagg.py compares them).
 
-It overrides two private methods of matplotlib's RendererAgg (draw_text's layout and
-_draw_text_glyphs_and_boxes); requirements.txt pins matplotlib, and where those methods are not
-the ones this was written against, `Canvas` falls back to the stock renderer.
+It overrides draw_text and a private method of matplotlib's RendererAgg (_draw_text_glyphs_and_boxes),
+and answers _get_font_height_metrics, the private hook Text's layout asks a renderer for a font's
+line metrics (read from the font's tables on every draw otherwise); requirements.txt pins
+matplotlib, and where those methods are not the ones this was written against, `Canvas` falls
+back to the stock renderer.
 """
 import math
 
 import numpy as np
 from matplotlib.backends import backend_agg
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
+from matplotlib.font_manager import fontManager, get_font
 from matplotlib.ft2font import RenderMode
 
 # Both caches are shared by every live widget of a kernel, and bounded: past the limit the oldest
@@ -27,6 +30,7 @@ MAX_GLYPHS = 20_000
 MAX_LAYOUTS = 2_000
 _glyphs = {}    # (font, size, dpi, glyph, matrix, x and y within the pixel, flags, mode) -> (pixels, left, top)
 _layouts = {}   # (text, font properties, dpi, flags, features, language) -> glyph tuples
+_metrics = {}   # (font properties, dpi) -> (ascent, descent, line gap) of the font, in pixels
 
 
 def _bounded(cache, limit):
@@ -35,6 +39,22 @@ def _bounded(cache, limit):
 
 
 class _Renderer(RendererAgg):
+    def _get_font_height_metrics(self, prop):
+        # Text's layout asks for a font's line metrics on every draw and, when a renderer does not
+        # answer, reads them from the font's tables each time: the same numbers, kept here.
+        key = (tuple(vars(prop).items()), self.dpi)
+        if key not in _metrics:
+            _metrics[key] = (None, None, None)
+            font = get_font(fontManager._find_fonts_by_props(prop))
+            for table_name, gap, ascent, descent in (("OS/2", "sTypoLineGap", "sTypoAscender", "sTypoDescender"),
+                                                     ("hhea", "lineGap", "ascent", "descent")):
+                table = font.get_sfnt_table(table_name)
+                if table is not None:
+                    scale = prop.get_size_in_points() * self.dpi / 72 / font.get_sfnt_table("head")["unitsPerEm"]
+                    _metrics[key] = (table[ascent] * scale, -table[descent] * scale, table[gap] * scale)
+                    break
+        return _metrics[key]
+
     def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):
         if ismath:
             return super().draw_text(gc, x, y, s, prop, angle, ismath, mtext)
