@@ -75,7 +75,7 @@ def round_build(ax, k_max, moving=False):
              # position labels as texts, not ticks, so a widget shows as many as the round has
              "pos": [ax.text(j, -0.03, f"pos {j}", ha="center", va="top", transform=ax.get_xaxis_transform(),
                              visible=False) for j in range(k_max + 1)],
-             "title": ax.set_title("")}
+             "title": ax.set_title("", y=1.0)}
     ax.set_xlim(-0.7, max(k_max, 4) + 0.7)
     ax.set_ylim(-0.8, 1.8)
     ax.set_yticks([0, 1], ["emitted", "drafted\nby Q"])

@@ -42,6 +42,11 @@ rng a numpy Generator; k >= 1 drafts per round):
         Run.accept_rate       accepted.sum() / (rounds * k)
         Run.tokens_per_call   emitted.sum() / rounds   (one target call per round)
 
+    sweep(P, Q, ks, n_rounds, rngs, rule="correct", ctx=0, chains=100, burn_in=0) -> [Run]
+        [run(P, Q, k, n_rounds, rng, ...) for k, rng in zip(ks, rngs)], the same numbers to the
+        last digit (each k draws its uniforms from its own rng, as run does), played together:
+        one pass over the rounds for every k at once (notebook 05's widget, a new draft per move).
+
 Example, a k sweep (about 0.1 s per point for 40,000 rounds):
 
     from speclab import target, draft, simulate
@@ -223,3 +228,54 @@ def run(P, Q, k, n_rounds, rng, rule="correct", ctx=0, chains=100, burn_in=0):
         if j >= 0:
             accepted[:, j], emitted[:, j] = r.accepted, r.emitted
     return Run(accepted, emitted, k, t)
+
+
+def sweep(P, Q, ks, n_rounds, rngs, rule="correct", ctx=0, chains=100, burn_in=0):
+    """run(P, Q, k, n_rounds, rng, ...) for each k with its own rng, the same Runs, computed together.
+
+    Every k's chains sit side by side in one set of columns (each column knows its k), so a round
+    is one pass of NumPy over all of them instead of one pass per k: the same uniforms, drawn from
+    each k's rng in run's order, meet the same comparisons, so each Run equals run's."""
+    ks = [int(k) for k in ks]
+    if min(ks) < 1:
+        raise ValueError(f"k must be at least 1, got {min(ks)}")
+    m = _Model(P, Q, rule)
+    chains = max(1, min(chains, n_rounds))
+    per_chain = max(1, n_rounds // chains)
+    kmax, width = max(ks), chains * len(ks)
+    kcol = np.repeat(ks, chains)                            # each column's k
+    position = np.arange(kmax + 1)[:, None]
+    beyond = position >= kcol                               # positions past a column's k: never kept
+    cols = np.arange(width)
+    t = np.full(width, ctx, dtype=np.int64)
+    accepted = np.empty((width, per_chain), dtype=np.int64)
+    emitted = np.empty((width, per_chain), dtype=np.int64)
+    u_draft, u_accept, u_end = np.zeros((kmax, width)), np.ones((kmax, width)), np.empty(width)
+    for j in range(-burn_in, per_chain):
+        for i, (k, rng) in enumerate(zip(ks, rngs)):        # run's draws, in run's order, per k
+            block = slice(i * chains, (i + 1) * chains)
+            u_draft[:k, block], u_accept[:k, block], u_end[block] = (
+                rng.random((k, chains)), rng.random((k, chains)), rng.random(chains))
+        pre = np.empty((kmax + 1, width), dtype=np.int64)
+        pre[0] = t
+        for i in range(kmax):
+            pre[i + 1] = _sample(m.q_cdf, pre[i], u_draft[i])
+        drafted = pre[1:]
+        if m.rule == "greedy":
+            ok = drafted == m.argmax[pre[:-1]]
+        else:
+            ok = u_accept < m.ratio.take(pre[:-1] * m.V + drafted)
+        ok = np.vstack([ok, np.zeros((1, width), dtype=bool)]) & ~beyond
+        taken = np.argmin(ok, axis=0)                       # the first rejection, or k
+        stopped = taken < kcol
+        at = pre[taken, cols]
+        end = _sample(m.end_cdf, np.where(stopped, at, at + m.V), u_end)
+        if m.rule == "continue":                            # k tokens after a rejection: the last
+            out = np.where(stopped, kcol, taken + 1)         # is the k-th draft, or the fix-up there
+            t = np.where(stopped & (taken < kcol - 1), drafted[kcol - 1, cols], end)
+        else:
+            out, t = taken + 1, end
+        if j >= 0:
+            accepted[:, j], emitted[:, j] = taken, out
+    return [Run(accepted[i * chains:(i + 1) * chains], emitted[i * chains:(i + 1) * chains], k,
+                t[i * chains:(i + 1) * chains]) for i, k in enumerate(ks)]

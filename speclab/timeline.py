@@ -24,6 +24,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
 
 from .costs import expected_tokens
+from .labels import Labels
 from .style import COLORS
 
 COLOURS = {"target": COLORS["plain"], "draft": COLORS["draft"], "verify": COLORS["target"]}
@@ -60,15 +61,18 @@ def lane(ax, y, moving=False):
         bars[kind] = ax.add_collection(PolyCollection([], facecolors=colour, edgecolors=edge, linewidths=0.5),
                                        autolim=False)
     end = ax.text(0, y, "", va="center", fontsize=9)
-    parts = {"ax": ax, "y": y, "bars": bars, "end": end, "counts": [], "moving": moving}
-    for artist in (*bars.values(), end):
+    # the tokens kept, written on each verify pass: up to 48 a lane, drawn as kept pictures of their
+    # digits (a Text each would be most of a widget's move)
+    counts = ax.add_artist(Labels(ha="center", va="center", color="white", fontsize=7))
+    parts = {"ax": ax, "y": y, "bars": bars, "end": end, "counts": counts}
+    for artist in (*bars.values(), end, counts):
         artist.set_animated(moving)
     return parts
 
 
 def set_lane(parts, steps):
     """Lay `steps` out in a lane made by lane(); returns its finish time."""
-    ax, y, t = parts["ax"], parts["y"], 0.0
+    y, t = parts["y"], 0.0
     spans = {kind: [] for kind in COLOURS}
     counts = []   # (x, tokens kept) written on each verify pass
     for kind, d, out in steps:
@@ -78,16 +82,7 @@ def set_lane(parts, steps):
         t += d
     for kind, verts in spans.items():
         parts["bars"][kind].set_verts(verts)
-    pool = parts["counts"]
-    while len(pool) < len(counts):   # text artists are kept and reused; unused ones are hidden
-        text = ax.text(0, y, "", ha="center", va="center", color="white", fontsize=7)
-        text.set_animated(parts["moving"])
-        pool.append(text)
-    for i, text in enumerate(pool):
-        text.set_visible(i < len(counts))
-        if i < len(counts):
-            text.set_position((counts[i][0], y))
-            text.set_text(counts[i][1])
+    parts["counts"].set_labels([(x, y) for x, _ in counts], [text for _, text in counts])
     parts["end"].set_position((t, y))
     parts["end"].set_text(f"  {t:.1f}")
     return t

@@ -12,22 +12,34 @@ move: the rest is rasterised once and kept as a background, the moving artists a
 drawn on top of a copy of it, and the pixels go straight to a fast PNG encoder. If a
 move changes an axis' limits, the background is rasterised again, so a figure's frame
 is never stale; the last few frames' backgrounds are kept, so moving back to limits
-already shown costs no redraw, and the layout of the first frame is kept for the rest.
+already shown costs no redraw, and the layout of the first frame is kept for the rest. The
+canvas keeps the glyphs it has rendered (speclab.fastagg): a move's text is mostly glyphs drawn
+before, and a glyph kept costs a blit instead of FreeType's hinting and rasterising.
 
 `redrawing` is the simple form (clear, draw everything, show) for figures that are
 cheap or change their whole structure on every move.
+
+Either shows its figure in an ipywidgets Image whose value (the PNG's bytes) is replaced on a
+move, not as a new display output: the bytes travel as one binary comm message and the page
+swaps one <img>'s source, where an output would travel as base64 text, be captured by an Output
+widget (which echoes its whole content, the PNG included, back to the kernel) and be rendered as
+a new output element (issue 30: latency as a learner feels it, about 20% of each move).
 """
+import struct
 import time
-from io import BytesIO
+import zlib
 
 import ipywidgets as W
-from IPython.display import Image, display
+import numpy as np
+from IPython import get_ipython
+from IPython.display import clear_output
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from PIL import Image as PILImage
+
+from . import fastagg
 
 DPI = 100
-PNG_OPTIONS = {"compress_level": 1}
+ZLIB_LEVEL = 1   # the PNG's compression: fastest; a figure's flat colours pack well even so
 
 
 def slider(value, lo, hi, step, description, fmt=None, continuous=True):
@@ -54,13 +66,22 @@ def new_figure(figsize):
     return Figure(figsize=figsize, dpi=DPI, layout="tight")
 
 
+def _chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
 def encode(canvas):
-    """The canvas' current pixels as PNG bytes (no second rasterisation)."""
+    """The canvas' current pixels as PNG bytes (no second rasterisation).
+
+    Written here rather than by PIL: PIL tries a PNG filter on every row, which took two thirds
+    of the encoding; a figure is mostly flat colour, which zlib packs as small unfiltered."""
     width, height = canvas.get_width_height(physical=True)
-    image = PILImage.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-    buf = BytesIO()
-    image.save(buf, format="png", **PNG_OPTIONS)
-    return buf.getvalue()
+    rows = np.empty((height, 1 + 4 * width), dtype=np.uint8)
+    rows[:, 0] = 0   # each row's filter: none
+    rows[:, 1:] = np.asarray(canvas.buffer_rgba()).reshape(height, 4 * width)
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)   # 8-bit RGBA, not interlaced
+    return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header)
+            + _chunk(b"IDAT", zlib.compress(rows.tobytes(), ZLIB_LEVEL)) + _chunk(b"IEND", b""))
 
 
 def png(fig):
@@ -105,10 +126,13 @@ class _Screen:
     """One figure on one canvas, with its kept backgrounds; records each move's cost."""
 
     def __init__(self, fig):
-        self.fig, self.canvas = fig, FigureCanvasAgg(fig)
+        self.fig, self.canvas = fig, fastagg.Canvas(fig)   # keeps glyphs: text is most of a move
         self.background = self.frame = None
         self.backgrounds = {}   # frame -> background (live widgets only)
         self.timings = []   # (update, rasterise, encode+show) in CPU seconds, per move
+        # the figure on the page, replaced in place on a move; hidden while it has no picture (an
+        # empty image shows as a broken one)
+        self.image = W.Image(format="png", layout=W.Layout(display="none"))
 
     def _background(self, frame):
         """The kept background for this frame, drawn now if it is not kept yet."""
@@ -126,6 +150,9 @@ class _Screen:
             del self.backgrounds[next(iter(self.backgrounds))]
         return self.backgrounds[frame]
 
+    def hide(self):
+        self.image.layout.display = "none"
+
     def show(self, started, updated, blit):
         if blit:
             frame = _frame(self.fig)
@@ -138,14 +165,57 @@ class _Screen:
         else:
             self.canvas.draw()
         drawn = time.process_time()
-        display(Image(data=encode(self.canvas), format="png"))
+        self.image.value = encode(self.canvas)
+        if self.image.layout.display is not None:
+            self.image.layout.display = None
         self.timings.append((updated - started, drawn - updated, time.process_time() - drawn))
 
 
-def _interactive(update_and_show, screen, twin, **controls):
-    widget = W.interactive(update_and_show, **controls)
-    widget._screen, widget._twin = screen, twin   # for make bench, and for probe()
-    return widget
+class _Interactive(W.interactive):
+    """ipywidgets' interactive whose figure is the screen's Image widget, below its Output.
+
+    ipywidgets' own update captures every call in the Output: two state messages and a
+    clear_output per move, which the page echoes back to the kernel. Here the Output is used only
+    by an update that displays something beside its figure (marked with `displays`), and to show
+    an update's error, in place of the figure."""
+
+    def __init__(self, update_and_show, screen, twin, captures, /, **controls):
+        self._screen, self._twin = screen, twin   # for make bench, and for probe()
+        self._captures, self._failed = captures, False
+        super().__init__(update_and_show, **controls)
+        self.children = (*self.children, screen.image)
+
+    def update(self, *args):
+        self.kwargs = {w._kwarg: w.get_interact_value() for w in self.kwargs_widgets}
+        try:
+            if self._captures:
+                with self.out:
+                    clear_output(wait=True)
+                    self.result = self.f(**self.kwargs)
+            else:
+                self.result = self.f(**self.kwargs)
+        except Exception as err:
+            self._failed = True
+            self._screen.hide()   # no figure from before the error
+            with self.out:
+                if not self._captures:
+                    clear_output(wait=True)
+                shell = get_ipython()
+                if shell is None:   # as ipywidgets does outside IPython
+                    self.log.warning("Exception in interact callback: %s", err, exc_info=True)
+                else:
+                    shell.showtraceback()
+        else:
+            if self._failed and not self._captures:
+                self.out.clear_output()
+            self._failed = False
+
+
+def displays(update):
+    """Mark an update (or draw) function that displays something beside its figure (a coloured
+    text, say): what it displays goes to the widget's Output, above the figure, replaced on each move."""
+    update.displays = True
+    return update
 
 
 def live(build, update, figsize=(7.0, 3.6), **controls):
@@ -170,7 +240,7 @@ def live(build, update, figsize=(7.0, 3.6), **controls):
         twin_parts = build(fig)
         return lambda **values: update(twin_parts, **values)
 
-    return _interactive(update_and_show, screen, twin, **controls)
+    return _Interactive(update_and_show, screen, twin, getattr(update, "displays", False), **controls)
 
 
 def redrawing(draw, figsize=(7.0, 3.6), **controls):
@@ -190,7 +260,7 @@ def redrawing(draw, figsize=(7.0, 3.6), **controls):
     def twin():
         return lambda **values: draw(new_figure(figsize), **values)
 
-    return _interactive(update_and_show, screen, twin, **controls)
+    return _Interactive(update_and_show, screen, twin, getattr(draw, "displays", False), **controls)
 
 
 def probe(widget, description, value):

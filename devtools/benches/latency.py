@@ -17,7 +17,7 @@ kernel connection's messages as the page sees them (labdriver.JS_LATENCY_WATCH):
   kernel   to the kernel publishing the figure (wall time; beside it the widget's own record of
            the move in CPU time, speclab.widgets: update + rasterise + PNG encode and display)
   out      to the figure reaching the page (kernel to server to page)
-  render   to the new <img> in the page (ipywidgets' Output and JupyterLab's output area)
+  render   to the new <img> in the page (the Image widget's view: a new blob: URL)
   decode   to the first frame after the PNG is decoded (not in the goal: the goal is `shown`)
 and the PNG's size.
 
@@ -56,8 +56,10 @@ JS_KERNEL_STDOUT = """async code => {
   return out;
 }"""
 
-JS_PNG_BYTES = "w => { const i = w.querySelector('img'); const s = i ? i.getAttribute('src') || '' : ''; " \
-               "const b64 = s.slice(s.indexOf(',') + 1); return Math.floor(b64.length * 3 / 4); }"
+# The figure's size: its <img>'s source fetched (a blob: URL for an Image widget, or a data: URL).
+JS_PNG_BYTES = """async w => { const i = w.querySelector('img'), s = i && i.getAttribute('src');
+  if (!s) return 0;
+  try { return (await (await fetch(s)).arrayBuffer()).byteLength; } catch (e) { return 0; } }"""
 
 
 def kernel_records(page):

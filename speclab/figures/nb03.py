@@ -19,7 +19,7 @@ def build_parts(fig):
     ax = fig.add_subplot()
     bars = onetoken.stacked_build(ax, V, [("kept drafts", "overlap"), ("rejected × fallback", "residual")])
     widgets.moving(*bars["stack"][0], *bars["stack"][1], *bars["outline"], bars["legend"])
-    return bars, widgets.moving(ax.set_title(""))
+    return bars, widgets.moving(ax.set_title("", y=1.0))   # a fixed place: no layout pass per frame
 
 
 def update_parts(parts, context, draft_kind, rule):

@@ -45,7 +45,7 @@ def build_windows(fig):
     ax = fig.add_subplot()
     lines = roundview.windows_build(ax, WINDOWS, BROKEN, window_data()[1], floor_label="floor, 60,000 trials",
                                     moving=True)
-    return lines, widgets.moving(ax.set_title(""))
+    return lines, widgets.moving(ax.set_title("", y=1.0))   # a fixed place: no layout pass per frame
 
 
 def update_windows(parts, k):

@@ -25,8 +25,9 @@ def draft_curves(weight):
     """
     D = blend(P, table("other2"), weight)
     exact = np.array([markov_round_stats(P, D, int(j))[1] for j in KS])
-    sim = np.array([simulate.run(P, D, int(j), 4000, np.random.default_rng(int(j)), chains=200, burn_in=5)
-                    .tokens_per_call for j in KS])
+    # the runs of simulate.run, seeded by k, played together (a new draft is a move: issue 30)
+    sim = np.array([r.tokens_per_call for r in simulate.sweep(
+        P, D, KS, 4000, [np.random.default_rng(int(j)) for j in KS], chains=200, burn_in=5)])
     return paper_alpha(P, D), exact, sim
 
 

@@ -55,6 +55,7 @@ def build_generation(fig, betas):
     return widgets.moving(*bars, iid, beyond, beyond_label, title) + (ax, betas)
 
 
+@widgets.displays   # the coloured text, above the figure
 def update_generation(parts, corpus, draft_order, k, seed):
     """The generated text coloured by kind; rounds by size against the i.i.d. formula's expectation."""
     *bars, iid_marks, beyond, beyond_label, title, ax, betas = parts

@@ -651,9 +651,26 @@ def main_widget(page):
     return first
 
 
+# What the widget's figure shows: its image's size and a hash of its bytes (None while it shows
+# none). A speclab widget's figure is an Image widget, whose <img> gets a new blob: URL for every
+# picture, even the same picture again, so only the bytes can tell a stale figure from a redrawn one
+# (for a data: URL, bytes and src change together). FNV-1a, 32 bits: two different pictures agree by
+# chance with probability 2^-32.
+JS_FIGURE_KEY = """async w => {
+  const img = w.querySelector('img'), src = img && img.getAttribute('src');
+  if (!src) return null;
+  let bytes;
+  try { bytes = new Uint8Array(await (await fetch(src)).arrayBuffer()); }
+  catch (e) { return null; }   // a blob: URL revoked as the next picture arrived: ask again
+  let h = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) { h ^= bytes[i]; h = Math.imul(h, 0x01000193); }
+  return bytes.length + ':' + (h >>> 0).toString(16);
+}"""
+
+
 def _figure_src(widget):
-    imgs = widget.locator("img")
-    return imgs.first.get_attribute("src") if imgs.count() else None
+    """The widget's figure as JS_FIGURE_KEY sees it (None while it shows none)."""
+    return widget.evaluate(JS_FIGURE_KEY) if widget.locator("img").count() else None
 
 
 def _state(widget):
@@ -806,8 +823,9 @@ def validate(page, problems, expect_failures):
 # decoded (the learner sees it: `painted`). Every number is taken in the page: how Python waits for
 # it adds nothing. On the way, the kernel connection's messages say where the time went: `sent`, the
 # page sending the move's comm message; `busy` and `displayed`, the kernel starting on it and
-# publishing its figure (the kernel's own clock: the same machine's); `received`, that figure reaching
-# the page.
+# publishing its figure (the kernel's own clock: the same machine's), as a display output or as an
+# Image widget's new value (speclab.widgets); `received`, that figure reaching the page. An Image
+# widget's <img> gets a new blob: URL for each new picture, so a new src is a new figure either way.
 JS_LATENCY_WATCH = """w => {
   if (w.__latency) return;
   const s = w.__latency = {};
@@ -839,7 +857,10 @@ JS_LATENCY_WATCH = """w => {
     }
     if (!s.msgId || !msg.parent_header || msg.parent_header.msg_id !== s.msgId) return;
     if (type === 'status' && msg.content.execution_state === 'busy' && s.busy === null) s.busy = kernelTime(msg.header.date);
-    if (type === 'display_data' && msg.content.data && msg.content.data['image/png'] && s.received === null) {
+    const data = msg.content.data || {};
+    const figure = (type === 'display_data' && data['image/png'])
+      || (type === 'comm_msg' && data.method === 'update' && (data.buffer_paths || []).some(p => p[0] === 'value'));
+    if (figure && s.received === null) {
       s.received = now; s.displayed = kernelTime(msg.header.date);
     }
   });

@@ -392,3 +392,22 @@ def test_textspec_round_on_a_bigram_model_is_the_round(rule):
             stop = kinds.count("accepted")
             assert kinds[:stop] == ["accepted"] * stop and got[:stop] == drafted[:stop]
             assert kinds[stop] == ("bonus" if stop == k else "resampled"), kinds
+
+
+# --- sweep: every k's run at once (notebook 05's widget) ------------------------------
+
+@pytest.mark.parametrize("rule", RULES)
+def test_sweep_is_run_for_each_k_to_the_last_digit(rule):
+    """Same uniforms, same comparisons: each k's Run equals run's, rounds, last tokens and all, for
+    ks in any order (and a k twice), chains that continue across rounds, and a burn-in."""
+    ks = [3, 1, 6, 2, 3]
+    for Q, ctx in ((GOOD, 0), (POOR, 3), (P, 1)):
+        runs = simulate.sweep(P, Q, ks, 120, [np.random.default_rng(50 + i) for i in range(len(ks))], rule,
+                              ctx=ctx, chains=7, burn_in=2)
+        for i, (k, got) in enumerate(zip(ks, runs)):
+            want = simulate.run(P, Q, k, 120, np.random.default_rng(50 + i), rule, ctx=ctx, chains=7, burn_in=2)
+            assert got.k == k and got.rounds == want.rounds
+            for field in ("accepted", "emitted", "last"):
+                assert np.array_equal(getattr(got, field), getattr(want, field)), f"{rule}, k = {k}: {field} differs"
+    with pytest.raises(ValueError):
+        simulate.sweep(P, GOOD, [0, 2], 10, [np.random.default_rng(0)] * 2)

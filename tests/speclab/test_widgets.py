@@ -169,3 +169,15 @@ def test_at_most_kept_frames_are_kept_and_the_first_layout_stays():
         widgets.set_value(w, "s", round(2 * STEP * k + 0.1, 1))   # a new top every move
     assert len(screen.backgrounds) == widgets.KEPT_FRAMES
     assert ax.get_position().bounds == position, "the axes keep the place the first layout gave them"
+
+
+def test_encode_is_a_png_of_exactly_the_canvas_pixels():
+    from PIL import Image
+    w = _speed_widget()
+    canvas = w._screen.canvas
+    png = widgets.encode(canvas)
+    decoded = Image.open(io.BytesIO(png))
+    decoded.load()   # checks every chunk's CRC and the compressed data
+    assert decoded.format == "PNG" and decoded.mode == "RGBA"
+    assert np.array_equal(np.asarray(decoded), np.asarray(canvas.buffer_rgba())), "lossless, row for row"
+    assert w._screen.image.value == png, "the Image widget shows these bytes"
