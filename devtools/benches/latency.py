@@ -5,13 +5,13 @@ value's trip to the kernel, the update, the PNG, its trip back, and the page dec
 it. This section starts JupyterLab and headless Chromium the way the browser tests do
 (tests/browser/labdriver.py), opens each source notebook, runs it (Run All), and moves its main widget's
 sliders (or dropdowns) with the keyboard, one move at a time: steps, and each control's two ends,
-where axes rescale if they ever do (labdriver.LATENCY_KEYS). Each move is timed in the page with performance.now(),
+where axes rescale if they ever do (labwidget.LATENCY_KEYS). Each move is timed in the page with performance.now(),
 from the keydown to the moment the widget's <img> has a new src ("shown") and to the first frame
 after that image is decoded ("painted").
 
 Goal (issue 30): on 2 cores, a median under 150 ms and every move, rescales included, under 250 ms.
 Each widget's second row says where the time went, as medians over its moves, in ms, from the
-kernel connection's messages as the page sees them (labdriver.JS_LATENCY_WATCH):
+kernel connection's messages as the page sees them (labwidget.JS_LATENCY_WATCH):
   input    key press to the page sending the new value (the slider and ipywidgets' front end)
   in       to the kernel starting on it (server, kernel queue)
   kernel   to the kernel publishing the figure (wall time; beside it the widget's own record of
@@ -36,6 +36,9 @@ from grading.course import REPO, assignments
 
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 import labdriver as lab  # tests/browser holds the driver the browser tests use
+import labcells
+import labpage
+import labwidget
 
 MEDIAN_GOAL_MS = 150
 MAX_GOAL_MS = 250
@@ -109,21 +112,21 @@ def measure(aid, page, server, browser_pids):
     """(summary, moves, kernel's own CPU ms per move, CPU ms per move by process, png bytes) for one
     source notebook's main widget."""
     relpath = f"solutions/{aid}/{aid}.ipynb"
-    lab.open_notebook(page, server, relpath)
-    lab.run_all(page)
-    lab.read_cells(page)
-    widget = lab.main_widget(page)
+    labpage.open_notebook(page, server, relpath)
+    labpage.run_all(page)
+    labcells.read_cells(page)
+    widget = labwidget.main_widget(page)
     if widget is None:
         return None, [], None, None, None
     before = kernel_records(page)
     groups = process_groups(server, browser_pids)
     cpu_before = {g: cpu_seconds(pids) for g, pids in groups.items()}
-    moves = lab.measure_latency(page, widget)
+    moves = labwidget.measure_latency(page, widget)
     cpu_after = {g: cpu_seconds(pids) for g, pids in groups.items()}
     after = kernel_records(page)
     redrawn = sum(1 for m in moves if m["ms"] is not None)
     per_move = {g: 1e3 * (cpu_after[g] - cpu_before[g]) / max(1, len(moves)) for g in groups}
-    return (lab.latency_summary(moves), moves, kernel_cpu(before, after, redrawn), per_move,
+    return (labwidget.latency_summary(moves), moves, kernel_cpu(before, after, redrawn), per_move,
             page.evaluate(JS_PNG_BYTES, widget.element_handle()))
 
 
@@ -186,7 +189,7 @@ def table(ids=None):
                 context = lab.launch_browser(p, tmp / "chromium-profile")
                 context.set_default_timeout(lab.RENDER_S * 1000)
                 started = lab.descendants(os.getpid()) - before   # Playwright's driver and Chromium
-                tab = lab.LabTab(context.new_page(), server)
+                tab = labpage.LabTab(context.new_page(), server)
                 try:
                     for aid in ids or assignments():
                         tab.start_test()

@@ -1,6 +1,6 @@
 """One JupyterLab server on a throwaway copy of the course and one headless Chromium, for the session,
 with one tab in which JupyterLab's front end is loaded once: each test opens its notebook there
-(labdriver.LabTab says how tests are kept apart).
+(labpage.LabTab says how tests are kept apart).
 
 Chromium or Playwright missing is a failure (CI installs both), unless SPECLAB_SKIP_BROWSER=1,
 which turns it into a skip that says what is missing.
@@ -10,6 +10,7 @@ import os
 import pytest
 
 import labdriver as lab_
+import labpage
 
 
 def pytest_configure(config):
@@ -93,7 +94,7 @@ def source_runs():
 @pytest.fixture(scope="session")
 def lab_tab(browser, lab):
     """One tab for the session, in which JupyterLab's front end is loaded once (on first use)."""
-    tab = lab_.LabTab(browser.new_page(), lab)
+    tab = labpage.LabTab(browser.new_page(), lab)
     yield tab
     tab.page.close()
 

@@ -8,7 +8,9 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-import labdriver as lab_
+import labcells
+import labpage
+import labwidget
 
 # With `pytest -n 2 --dist loadgroup`, every browser test runs on one worker, sharing one server.
 pytestmark = pytest.mark.xdist_group("browser")
@@ -58,11 +60,11 @@ def test_planted_faults_are_each_reported(lab, page, js_errors):
     path.parent.mkdir(exist_ok=True)
     nbformat.write(nb, path)
 
-    problems = lab_.Problems("planted faults")
-    lab_.open_notebook(page, lab, "faults/faults.ipynb")
-    lab_.run_all(page)
-    lab_.check_cells(lab_.read_cells(page, timeout=10), student=False, problems=problems)
-    lab_.move_main_widget(page, problems, student=False, redraw_s=5)
+    problems = labpage.Problems("planted faults")
+    labpage.open_notebook(page, lab, "faults/faults.ipynb")
+    labpage.run_all(page)
+    labcells.check_cells(labcells.read_cells(page, timeout=10), student=False, problems=problems)
+    labwidget.move_main_widget(page, problems, student=False, redraw_s=5)
     page.wait_for_timeout(500)
     for text in js_errors:
         problems.add("browser", text)

@@ -2,6 +2,7 @@
 import pytest
 
 import labdriver as lab_
+import labpage
 from grading.course import assignments
 
 # With `pytest -n 2 --dist loadgroup`, every browser test runs on one worker, sharing one server.
@@ -10,7 +11,7 @@ pytestmark = pytest.mark.xdist_group("browser")
 
 def test_formgrader_lists_every_assignment(lab, new_tab):
     page = new_tab  # the formgrader is a page of its own: the shared JupyterLab tab stays as it is
-    js_errors = lab_.watch_page(page, "formgrader")
+    js_errors = labpage.watch_page(page, "formgrader")
     page.goto(lab.url("formgrader"))
     rows = page.locator("#main-table tr")
     ids = assignments()

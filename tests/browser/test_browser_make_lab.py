@@ -11,6 +11,7 @@ import nbformat
 import pytest
 
 import labdriver as lab_
+import labpage
 from grading.course import assignments
 
 # With `pytest -n 2 --dist loadgroup`, every browser test runs on one worker, sharing one server.
@@ -63,7 +64,7 @@ def test_make_lab_serves_the_student_copy(browser_parts, browser, repo_copy, ses
             f"{made} is not the student copy notebooks/{first}/{first}.ipynb")
 
         page = browser.new_page()
-        js_errors = lab_.watch_page(page, "make lab")
+        js_errors = labpage.watch_page(page, "make lab")
         page.goto(f"{base}/?token={token}")  # the server redirects to its default_url
         page.wait_for_selector(".jp-Notebook", timeout=lab_.KERNEL_READY_S * 1000)
         tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current").first.inner_text()

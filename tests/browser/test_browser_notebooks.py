@@ -18,6 +18,9 @@ import time
 import pytest
 
 import labdriver as lab_
+import labcells
+import labpage
+import labwidget
 from grading.course import assignments
 
 # With `pytest -n 2 --dist loadgroup`, every browser test runs on one worker, sharing one server.
@@ -35,7 +38,7 @@ def test_notebook_in_jupyterlab(aid, copy, lab, page, js_errors, source_runs, re
         pytest.fail(f"{relpath} does not exist (student copies: `make release`)", pytrace=False)
     failure_shot = lab_.SCREENSHOTS / "failures" / f"{aid}-{copy}.png"
     failure_shot.unlink(missing_ok=True)  # never leave a stale one from an earlier run
-    problems = lab_.Problems(f"{aid} ({copy} copy, {relpath}) in JupyterLab")
+    problems = labpage.Problems(f"{aid} ({copy} copy, {relpath}) in JupyterLab")
     seconds, t, latency = {}, time.perf_counter(), None
 
     def lap(phase):
@@ -43,24 +46,24 @@ def test_notebook_in_jupyterlab(aid, copy, lab, page, js_errors, source_runs, re
         seconds[phase], t = round(time.perf_counter() - t, 1), time.perf_counter()
 
     try:
-        lab_.open_notebook(page, lab, relpath)
+        labpage.open_notebook(page, lab, relpath)
         lap("open")
-        lab_.run_all(page)
+        labpage.run_all(page)
         lap("run all")
-        cells = lab_.read_cells(page)
-        lab_.check_cells(cells, student, problems,
+        cells = labcells.read_cells(page)
+        labcells.check_cells(cells, student, problems,
                          source_cells=source_runs.get(aid) if student else None)
         if not student:
             source_runs[aid] = {c["index"]: c for c in cells}
         lap("check")
         ran_all = all(c["executionCount"] is not None for c in cells)
-        widget = lab_.main_widget(page)
-        lab_.screenshot(page, widget, f"{aid}-{copy}")  # as the author set it up, before the move
-        lab_.move_main_widget(page, problems, student, report_missing=ran_all, widget=widget)
+        widget = labwidget.main_widget(page)
+        labwidget.screenshot(page, widget, f"{aid}-{copy}")  # as the author set it up, before the move
+        labwidget.move_main_widget(page, problems, student, report_missing=ran_all, widget=widget)
         lap("slider")
         if not student and widget is not None and not problems:
-            moves = lab_.measure_latency(page, widget)
-            latency = lab_.latency_summary(moves)
+            moves = labwidget.measure_latency(page, widget)
+            latency = labwidget.latency_summary(moves)
             lap("latency")
             if not moves:
                 problems.add("main widget", "none of its sliders or dropdowns could be moved with the keyboard")
@@ -69,7 +72,7 @@ def test_notebook_in_jupyterlab(aid, copy, lab, page, js_errors, source_runs, re
                     problems.add("main widget", f"pressing {m['key']} on {m['control']!r} ({m['from']} -> "
                                                 f"{m['to']}) brought no new figure within {lab_.REDRAW_S} s")
         if student:
-            lab_.validate(page, problems, expect_failures=True)
+            labpage.validate(page, problems, expect_failures=True)
             lap("validate")
     except Exception as err:  # a timeout or a page that never came up: say where it was
         problems.add("driver", f"{type(err).__name__}: {str(err)[:800]}")

@@ -34,6 +34,7 @@ import pytest
 
 import hubdriver as hub_
 from hubdriver import REPO, lab_
+import labpage  # tests/browser, on the path once hubdriver is imported
 
 from devtools import badsubmissions as bs
 
@@ -145,7 +146,7 @@ def start_login(context, world, role):
     """Log in on the hub's login page (the hub then starts the user's server)."""
     acc, hub = world["accounts"], world["hub"]
     page = context.new_page()
-    js = lab_.watch_page(page, role)
+    js = labpage.watch_page(page, role)
     page.goto(f"{hub.url}/hub/login")
     page.fill("#username_input", acc.names[role])
     page.fill("#password_input", acc.passwords[role])
@@ -226,7 +227,7 @@ def work_and_submit(page, world, role, answers, expect_valid):
     assert notebook.is_file() and notebook.stat().st_uid == hub_.uid(acc.names[role]), (
         f"Fetch must put {AID}.ipynb into {role}'s home, owned by {role}")
     page.evaluate(f"() => window.jupyterapp.commands.execute('docmanager:open', {{path: '{AID}/{AID}.ipynb'}})")
-    page.wait_for_function(lab_.JS_PANEL, timeout=lab_.KERNEL_READY_S * 2000)
+    page.wait_for_function(labpage.JS_PANEL, timeout=lab_.KERNEL_READY_S * 2000)
     kernels = [json.loads(f.read_text()) for f in
                (acc.home(role) / ".local" / "share" / "jupyter" / "runtime").glob("kernel-*.json")]
     assert kernels and all(k["transport"] == "ipc" for k in kernels), (
