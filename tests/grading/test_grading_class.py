@@ -17,6 +17,9 @@ sanitised.
 
 Slowest module of the grading tests. SLOW: the class fixture (32 submissions, two of which
 loop until the timeout and two of which run out of memory).
+
+Why one module of about 400 lines: every test here reads the one grading of the one class (a module
+fixture, on one xdist worker); split, the class would be graded once per module.
 """
 import csv
 import os

@@ -9,6 +9,9 @@ and loses the exercise. The evasions are tried on a small synthetic notebook (be
 in-process: each delegating answer passes its test as written and fails it once sanitized.
 The course's own notebooks are checked too: every solution cell declares its helpers, every
 name it declares is a course helper, and the instructor's solutions use only those.
+
+Why one module of about 500 lines: the scan is one function (grading/integrity.scan), and its
+attacks and delegation routes are tables of one shape each, checked the same way.
 """
 import ast
 import re

@@ -19,6 +19,9 @@ grading/README.md, "The JupyterHub route"), so the guide cannot drift from what 
    keeps the other exercises' points, and A's and B's scores are what they would be without C.
 
 Needs root (accounts, a hub); skipped otherwise, except in CI (CI=true), where it fails.
+
+Why one module of about 400 lines: one hub, set up once, plays the whole class in order; split, each
+module would start a hub of its own.
 """
 import datetime
 import json

@@ -10,6 +10,9 @@ false-failure budget DELTA = 1e-7 (union bound over all cells: CELLS_IN_FILE bel
 counts them), so the chance that a correct simulator fails any test here is below
 1e-7. The random generators are seeded, so a run is reproducible; the bound is what
 makes the seeds incidental.
+
+Why one module of about 400 lines: it mirrors speclab/simulate.py (tests/speclab/test_<module>.py),
+and its statistical checks carry their arithmetic in comments.
 """
 import math
 
