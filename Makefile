@@ -47,7 +47,10 @@ lab: work
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 # Every core by default (xdist workers); --dist loadgroup keeps each xdist_group (the browser tests) on one worker.
-PYTEST_ARGS ?= -n auto --dist loadgroup -q
+# --no-loadscope-reorder keeps collection order, so the browser group (the longest, ~14 min of one worker)
+# starts first and the other worker's short tests fill in around it. xdist's default sends the groups with
+# most tests first (the catalog's), which left the browser group running alone for the last 5 minutes.
+PYTEST_ARGS ?= -n auto --dist loadgroup --no-loadscope-reorder -q
 
 test: setup proxy
 	$(BIN)/ruff check .
