@@ -225,9 +225,3 @@ def wait_for(predicate, timeout, what, step=0.3):
 def uid(name):
     import pwd
     return pwd.getpwnam(name).pw_uid
-
-
-def solution_sources(nb):
-    """{grade_id: source} of a notebook's solution cells."""
-    return {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells
-            if c.metadata.get("nbgrader", {}).get("solution")}

@@ -40,6 +40,7 @@ from hubdriver import REPO, lab_
 import labpage  # tests/browser, on the path once hubdriver is imported
 
 from devtools import badsubmissions as bs
+from grading.cells import solution_cells
 
 pytestmark = pytest.mark.xdist_group("hub")
 
@@ -283,7 +284,7 @@ def test_one_class_on_a_real_hub(world):
     step = Steps()
     acc, exchange, course = world["accounts"], world["exchange"], world["course"]
     A, B, C = (acc.names[r] for r in ("alice", "bob", "carol"))
-    right = hub_.solution_sources(bs.solved(REPO, AID))
+    right = {gid: cell.source for gid, cell in solution_cells(bs.solved(REPO, AID)).items()}
     _, func, desc, mistake = bs.wrong_answer(REPO, AID, 0)
     wrong = dict(right)
     wrong[next(g for g, src in right.items() if f"def {func}(" in src)] = mistake
