@@ -1,7 +1,5 @@
 """Answers the 02_acceptance_rule grader must judge: plausible mistakes, and correct variants.
-
-Over 350 lines for a reason: it is a table, one entry per mistake the grader is held to, and it grows
-with every mistake found; each entry is read on its own."""
+Long because it is a table: one entry per mistake the grader is held to."""
 
 from devtools.catalog import NUMPY_ATTACK, edit
 

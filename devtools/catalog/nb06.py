@@ -1,7 +1,5 @@
 """Wrong, right and delegating answers for 06_break_even's exercises (see devtools/catalog/__init__.py).
-
-Over 350 lines for a reason: it is a table, one entry per mistake the grader is held to, and it grows
-with every mistake found; each entry is read on its own."""
+Long because it is a table: one entry per mistake the grader is held to."""
 from devtools.catalog import edit
 
 AID = "06_break_even"

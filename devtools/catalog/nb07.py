@@ -1,7 +1,5 @@
 """Notebook 07 (roofline): plausible wrong answers and correct variants, per graded function.
-
-Over 350 lines for a reason: it is a table, one entry per mistake the grader is held to, and it grows
-with every mistake found; each entry is read on its own."""
+Long because it is a table: one entry per mistake the grader is held to."""
 AID = "07_roofline"
 
 _WB_HEAD = '''
