@@ -46,6 +46,18 @@ def pytest_collection_modifyitems(items):
 # --- work shared between tests (and between xdist workers) ---------------------------------------
 
 @pytest.fixture(scope="session")
+def playwright():
+    """The one Playwright of this process, shared by the browser and hub tests. Its sync API keeps an
+    asyncio loop running on the main thread for as long as it lives, so a second `sync_playwright()` in
+    the same worker fails ("using Playwright Sync API inside the asyncio loop"): which tests share a
+    worker is xdist's choice, so no test may start its own."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="session")
 def run_cache(tmp_path_factory):
     """A folder of this test run, shared by its xdist workers (the parent of the workers' base temps; without
     xdist, the run's own base temp: its parent holds other runs' folders)."""

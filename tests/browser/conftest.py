@@ -65,22 +65,19 @@ def lab(browser_parts, session_dir):
 
 
 @pytest.fixture(scope="session")
-def browser(browser_parts, session_dir):
-    from playwright.sync_api import sync_playwright
-
+def browser(browser_parts, session_dir, playwright):
     before = lab_.descendants(os.getpid())
-    with sync_playwright() as p:
-        context = lab_.launch_browser(p, session_dir / "chromium-profile")
-        context.set_default_timeout(lab_.RENDER_S * 1000)
-        started = lab_.descendants(os.getpid()) - before  # Playwright's driver and Chromium
-        try:
-            yield context
-        finally:
-            # only what the browser itself started: other tests in this session leave their own
-            # long-lived children (the grader's fork server), which are not Chromium's to answer for
-            for pid in list(started):
-                started |= lab_.descendants(pid)
-            context.close()
+    context = lab_.launch_browser(playwright, session_dir / "chromium-profile")
+    context.set_default_timeout(lab_.RENDER_S * 1000)
+    started = lab_.descendants(os.getpid()) - before  # Chromium (and Playwright's driver, if it is new)
+    try:
+        yield context
+    finally:
+        # only what the browser itself started: other tests in this session leave their own
+        # long-lived children (the grader's fork server), which are not Chromium's to answer for
+        for pid in list(started):
+            started |= lab_.descendants(pid)
+        context.close()
     left = lab_.stop_pids(started)
     assert not left, f"Chromium or Playwright left processes behind that had to be killed: {left}"
 

@@ -278,9 +278,7 @@ def grades_csv(course):
         return {row["student_id"]: row for row in csv.DictReader(f)}
 
 
-def test_one_class_on_a_real_hub(world):
-    from playwright.sync_api import sync_playwright
-
+def test_one_class_on_a_real_hub(world, playwright):
     step = Steps()
     acc, exchange, course = world["accounts"], world["exchange"], world["course"]
     A, B, C = (acc.names[r] for r in ("alice", "bob", "carol"))
@@ -289,123 +287,122 @@ def test_one_class_on_a_real_hub(world):
     wrong = dict(right)
     wrong[next(g for g, src in right.items() if f"def {func}(" in src)] = mistake
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=lab_.CHROMIUM, headless=True, args=lab_.CHROMIUM_ARGS)
-        try:
-            # (the steps overlap where the class allows it: the suite's time is short)
-            pages = {}
-            for role in ("alice", "bob"):  # A and B log in; the hub starts both servers at once
-                pages[role] = start_login(browser.new_context(viewport=lab_.VIEWPORT), world, role)
+    browser = playwright.chromium.launch(executable_path=lab_.CHROMIUM, headless=True, args=lab_.CHROMIUM_ARGS)
+    try:
+        # (the steps overlap where the class allows it: the suite's time is short)
+        pages = {}
+        for role in ("alice", "bob"):  # A and B log in; the hub starts both servers at once
+            pages[role] = start_login(browser.new_context(viewport=lab_.VIEWPORT), world, role)
 
-            # 2. the instructor releases notebook 02, as themselves, meanwhile
-            nbgrader_as(world, "instructor", "release_assignment", AID, "--force")
-            assert (exchange / COURSE_ID / "outbound" / AID / f"{AID}.ipynb").is_file()
-            step("release (while the students' servers start)")
-            # C (the memory hog, step 7) hands in from a shell, on time: started now, waited for below
-            hog = acc.home("carol") / AID / f"{AID}.ipynb"
-            hog.parent.mkdir()
-            files = next(c for c in bs.CASES if c.name == "eats_memory").build(REPO, AID)
-            hog.write_bytes(files[f"{AID}.ipynb"])
-            shutil.chown(hog.parent, C, acc.group)
-            shutil.chown(hog, C, acc.group)
-            carol = nbgrader_as(world, "carol", "submit", AID, background=True)
+        # 2. the instructor releases notebook 02, as themselves, meanwhile
+        nbgrader_as(world, "instructor", "release_assignment", AID, "--force")
+        assert (exchange / COURSE_ID / "outbound" / AID / f"{AID}.ipynb").is_file()
+        step("release (while the students' servers start)")
+        # C (the memory hog, step 7) hands in from a shell, on time: started now, waited for below
+        hog = acc.home("carol") / AID / f"{AID}.ipynb"
+        hog.parent.mkdir()
+        files = next(c for c in bs.CASES if c.name == "eats_memory").build(REPO, AID)
+        hog.write_bytes(files[f"{AID}.ipynb"])
+        shutil.chown(hog.parent, C, acc.group)
+        shutil.chown(hog, C, acc.group)
+        carol = nbgrader_as(world, "carol", "submit", AID, background=True)
 
-            for role in ("alice", "bob"):
-                finish_login(pages[role][0], world, role)
-            step("log in (two servers spawned)")
-            a, b = pages["alice"][0], pages["bob"][0]
+        for role in ("alice", "bob"):
+            finish_login(pages[role][0], world, role)
+        step("log in (two servers spawned)")
+        a, b = pages["alice"][0], pages["bob"][0]
 
-            # 3. A works and submits on time
-            work_and_submit(a, world, "alice", right, expect_valid=True)
-            step("alice: fetch, fill, validate, submit")
-            carol.wait()
-            # 5. the due date falls here: B's submission is late
-            time.sleep(1.1)
-            due = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-            time.sleep(1.1)
-            set_due = nbgrader_as(world, "instructor", "db", "assignment", "add", AID, f"--duedate={due}",
-                                  background=True)
-            step("carol's submission; due date")
-            work_and_submit(b, world, "bob", wrong, expect_valid=False)
-            set_due.wait()
-            step("bob: fetch, fill, validate, submit (late)")
+        # 3. A works and submits on time
+        work_and_submit(a, world, "alice", right, expect_valid=True)
+        step("alice: fetch, fill, validate, submit")
+        carol.wait()
+        # 5. the due date falls here: B's submission is late
+        time.sleep(1.1)
+        due = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        time.sleep(1.1)
+        set_due = nbgrader_as(world, "instructor", "db", "assignment", "add", AID, f"--duedate={due}",
+                              background=True)
+        step("carol's submission; due date")
+        work_and_submit(b, world, "bob", wrong, expect_valid=False)
+        set_due.wait()
+        step("bob: fetch, fill, validate, submit (late)")
 
-            # 4. permissions: A cannot list inbound/, so cannot find B's submission
-            inbound = exchange / COURSE_ID / "inbound"
-            theirs = [d for d in inbound.iterdir() if d.name.startswith(B + "+")]
-            assert len(theirs) == 1
-            listing = run_as(world, "alice", ["ls", str(inbound)], check=False)
-            assert listing.returncode != 0 and "Permission denied" in listing.stderr, (
-                f"student A must not be able to list inbound/: {listing.stdout}{listing.stderr}")
-            glob = run_as(world, "alice", ["bash", "-c", f"cat {inbound}/{B}+*/*.ipynb"], check=False)
-            assert glob.returncode != 0 and '"cells"' not in glob.stdout, (
-                "student A must not be able to read B's submission in inbound/")
-            # the instructor tools are not in a student's page, nor on their server
-            ui = a.evaluate(JS_NBGRADER_UI)
-            assert ui["plugins"]["assignment-list"] and ui["plugins"]["validate-assignment"], ui
-            shown = {k for k, v in ui["plugins"].items() if v} & {"formgrader", "create-assignment", "course-list"}
-            assert not shown, f"a student's JupyterLab must not load nbgrader's instructor plugins: {shown}"
-            assert ui["commands"]["nbgrader:open-assignment-list"], ui
-            commands = {k for k, v in ui["commands"].items() if v and k != "nbgrader:open-assignment-list"}
-            assert not commands, f"a student's JupyterLab must not offer {commands}"
-            a.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").first.click()
-            items = [t.strip() for t in a.locator(".lm-Menu-content .lm-Menu-item:not(.lm-mod-hidden)").all_inner_texts()]
-            a.keyboard.press("Escape")
-            assert [t for t in items if t] == ["Assignment List"], (
-                f"a student's Nbgrader menu must offer only the Assignment List, it shows {items}")
-            status = a.evaluate(f"async () => (await fetch('/user/{A}/formgrader')).status")
-            assert status == 404, f"a student's server must not serve the formgrader (got HTTP {status})"
-            step("permission checks")
+        # 4. permissions: A cannot list inbound/, so cannot find B's submission
+        inbound = exchange / COURSE_ID / "inbound"
+        theirs = [d for d in inbound.iterdir() if d.name.startswith(B + "+")]
+        assert len(theirs) == 1
+        listing = run_as(world, "alice", ["ls", str(inbound)], check=False)
+        assert listing.returncode != 0 and "Permission denied" in listing.stderr, (
+            f"student A must not be able to list inbound/: {listing.stdout}{listing.stderr}")
+        glob = run_as(world, "alice", ["bash", "-c", f"cat {inbound}/{B}+*/*.ipynb"], check=False)
+        assert glob.returncode != 0 and '"cells"' not in glob.stdout, (
+            "student A must not be able to read B's submission in inbound/")
+        # the instructor tools are not in a student's page, nor on their server
+        ui = a.evaluate(JS_NBGRADER_UI)
+        assert ui["plugins"]["assignment-list"] and ui["plugins"]["validate-assignment"], ui
+        shown = {k for k, v in ui["plugins"].items() if v} & {"formgrader", "create-assignment", "course-list"}
+        assert not shown, f"a student's JupyterLab must not load nbgrader's instructor plugins: {shown}"
+        assert ui["commands"]["nbgrader:open-assignment-list"], ui
+        commands = {k for k, v in ui["commands"].items() if v and k != "nbgrader:open-assignment-list"}
+        assert not commands, f"a student's JupyterLab must not offer {commands}"
+        a.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").first.click()
+        items = [t.strip() for t in a.locator(".lm-Menu-content .lm-Menu-item:not(.lm-mod-hidden)").all_inner_texts()]
+        a.keyboard.press("Escape")
+        assert [t for t in items if t] == ["Assignment List"], (
+            f"a student's Nbgrader menu must offer only the Assignment List, it shows {items}")
+        status = a.evaluate(f"async () => (await fetch('/user/{A}/formgrader')).status")
+        assert status == 404, f"a student's server must not serve the formgrader (got HTTP {status})"
+        step("permission checks")
 
-            # 5. the instructor collects and grades, as themselves (not root), with make grade
-            nbgrader_as(world, "instructor", "collect", AID)
-            graded = run_as(world, "instructor", ["make", "--no-print-directory", "-o", "setup", "grade",
-                                                  f"GRADE_ARGS={AID}"])
-            step("collect + make grade (3 submissions)")
-            print("make grade on the hub said:\n" + graded.stdout[-3000:])  # shown when the test fails
-            assert "every kernel ran in the sandbox" in graded.stdout, (
-                "make grade on the hub must sandbox the students' kernels (bubblewrap)", graded.stdout[-2000:])
-            assert (course / "grades.csv").stat().st_uid == hub_.uid(acc.names["instructor"])
-            full, total = bs.full_marks(REPO, AID)
-            lost = sum(bs.failing_tests(REPO, AID, func, mistake).values())
-            hog_score = bs.losing(None)(REPO, AID)[0]
-            step("expected scores (reference runs)")
-            rows = grades_csv(course)
-            assert float(rows[A]["raw_score"]) == full and float(rows[A]["late_submission_penalty"]) == 0, (
-                rows[A], graded.stdout[-3000:])
-            assert float(rows[B]["raw_score"]) == full - lost, (
-                f"B's mistake ({desc}) must cost {lost} points: {rows[B]}", graded.stdout[-2000:])
-            assert float(rows[B]["late_submission_penalty"]) == full - lost and float(rows[B]["score"]) == 0, (
-                f"B submitted after the due date ({due}): the zero policy must take every point: {rows[B]}")
-            # 7. the memory hog: stopped by make grade's limit, keeps the other exercises' points
-            assert float(rows[C]["raw_score"]) == hog_score and float(rows[C]["late_submission_penalty"]) == 0, (
-                rows[C], graded.stdout[-2000:])
-            hog_page = (course / "feedback" / C / AID / f"{AID}.html").read_text()
-            assert "ran out of memory" in hog_page and "GiB" in hog_page, (
-                "the memory hog's feedback must say it ran out of memory, and the limit")
-            assert 0 < hog_score < full
+        # 5. the instructor collects and grades, as themselves (not root), with make grade
+        nbgrader_as(world, "instructor", "collect", AID)
+        graded = run_as(world, "instructor", ["make", "--no-print-directory", "-o", "setup", "grade",
+                                              f"GRADE_ARGS={AID}"])
+        step("collect + make grade (3 submissions)")
+        print("make grade on the hub said:\n" + graded.stdout[-3000:])  # shown when the test fails
+        assert "every kernel ran in the sandbox" in graded.stdout, (
+            "make grade on the hub must sandbox the students' kernels (bubblewrap)", graded.stdout[-2000:])
+        assert (course / "grades.csv").stat().st_uid == hub_.uid(acc.names["instructor"])
+        full, total = bs.full_marks(REPO, AID)
+        lost = sum(bs.failing_tests(REPO, AID, func, mistake).values())
+        hog_score = bs.losing(None)(REPO, AID)[0]
+        step("expected scores (reference runs)")
+        rows = grades_csv(course)
+        assert float(rows[A]["raw_score"]) == full and float(rows[A]["late_submission_penalty"]) == 0, (
+            rows[A], graded.stdout[-3000:])
+        assert float(rows[B]["raw_score"]) == full - lost, (
+            f"B's mistake ({desc}) must cost {lost} points: {rows[B]}", graded.stdout[-2000:])
+        assert float(rows[B]["late_submission_penalty"]) == full - lost and float(rows[B]["score"]) == 0, (
+            f"B submitted after the due date ({due}): the zero policy must take every point: {rows[B]}")
+        # 7. the memory hog: stopped by make grade's limit, keeps the other exercises' points
+        assert float(rows[C]["raw_score"]) == hog_score and float(rows[C]["late_submission_penalty"]) == 0, (
+            rows[C], graded.stdout[-2000:])
+        hog_page = (course / "feedback" / C / AID / f"{AID}.html").read_text()
+        assert "ran out of memory" in hog_page and "GiB" in hog_page, (
+            "the memory hog's feedback must say it ran out of memory, and the limit")
+        assert 0 < hog_score < full
 
-            # 6. feedback: released, fetched in each student's browser, own score only
-            nbgrader_as(world, "instructor", "release_feedback", AID)
-            listing = run_as(world, "alice", ["ls", str(exchange / COURSE_ID / "feedback")], check=False)
-            assert listing.returncode != 0, "a student must not be able to list the released feedback"
-            seen = {}
-            # B's page shows the score after the late penalty, and the penalty
-            for role, page, want, late in (("alice", a, full, 0), ("bob", b, 0, full - lost)):
-                text, rel = fetch_feedback(page, world, role)
-                assert f"{AID} (Score: {float(want)} / {float(total)})" in text, (
-                    f"{role}'s feedback page must show their score {want} / {total}: {text[:600]}")
-                if late:
-                    assert f"Late submission penalty (Score: {-float(late)})" in text, text[:600]
-                seen[role] = rel
-            # B's browser, logged in as B, asks the hub for A's page: refused (an error or a page without it)
-            other = b.evaluate(f"async () => {{ try {{ const r = await fetch('/user/{A}/files/{seen['alice']}');"
-                               f" return [r.status, (await r.text()).slice(0, 4000)]; }}"
-                               f" catch (e) {{ return [0, String(e)]; }} }}")
-            assert other[0] != 200 and f"Score: {float(full)}" not in other[1], (
-                f"B's browser must not get A's feedback page: {other}")
-            step("feedback: release, fetch in the browser, read")
-        finally:
-            browser.close()
-            print("hub test timings (s):", TIMINGS)
-            Path(os.environ.get("SPECLAB_HUB_TIMINGS", "/dev/null")).write_text(repr(TIMINGS))
+        # 6. feedback: released, fetched in each student's browser, own score only
+        nbgrader_as(world, "instructor", "release_feedback", AID)
+        listing = run_as(world, "alice", ["ls", str(exchange / COURSE_ID / "feedback")], check=False)
+        assert listing.returncode != 0, "a student must not be able to list the released feedback"
+        seen = {}
+        # B's page shows the score after the late penalty, and the penalty
+        for role, page, want, late in (("alice", a, full, 0), ("bob", b, 0, full - lost)):
+            text, rel = fetch_feedback(page, world, role)
+            assert f"{AID} (Score: {float(want)} / {float(total)})" in text, (
+                f"{role}'s feedback page must show their score {want} / {total}: {text[:600]}")
+            if late:
+                assert f"Late submission penalty (Score: {-float(late)})" in text, text[:600]
+            seen[role] = rel
+        # B's browser, logged in as B, asks the hub for A's page: refused (an error or a page without it)
+        other = b.evaluate(f"async () => {{ try {{ const r = await fetch('/user/{A}/files/{seen['alice']}');"
+                           f" return [r.status, (await r.text()).slice(0, 4000)]; }}"
+                           f" catch (e) {{ return [0, String(e)]; }} }}")
+        assert other[0] != 200 and f"Score: {float(full)}" not in other[1], (
+            f"B's browser must not get A's feedback page: {other}")
+        step("feedback: release, fetch in the browser, read")
+    finally:
+        browser.close()
+        print("hub test timings (s):", TIMINGS)
+        Path(os.environ.get("SPECLAB_HUB_TIMINGS", "/dev/null")).write_text(repr(TIMINGS))
