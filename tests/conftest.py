@@ -1,3 +1,5 @@
+import asyncio
+import concurrent.futures
 import os
 import re
 import sys
@@ -55,6 +57,18 @@ def playwright():
 
     with sync_playwright() as p:
         yield p
+
+
+@pytest.fixture
+def run_coroutine():
+    """run_coroutine(coro) -> its result, run to the end on a new event loop in a thread of its own.
+    `asyncio.run` refuses to start in a thread whose loop is running, and while this worker's Playwright
+    lives (above) the main thread's is: a test that calls it directly passes alone and fails after a
+    browser test in the same worker."""
+    def run(coro):
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, coro).result()
+    return run
 
 
 @pytest.fixture(scope="session")

@@ -49,17 +49,18 @@ def clock(monkeypatch):
     return clock
 
 
-def wait(get_msg, channel, timeout):
-    return asyncio.run(get_msg(channel, timeout))
+@pytest.fixture
+def wait(run_coroutine):
+    return lambda get_msg, channel, timeout: run_coroutine(get_msg(channel, timeout))
 
 
-def test_a_message_is_taken_one_slice_after_it_arrives_not_at_the_limit(clock):
+def test_a_message_is_taken_one_slice_after_it_arrives_not_at_the_limit(clock, wait):
     channel = Channel(SleepySocket(clock, arrival=0.1))
     assert wait(kernelwait.get_msg, channel, 60) == {"msg_type": "execute_reply"}
     assert clock.now <= 0.1 + kernelwait.SLICE, f"the message waited until {clock.now} s"
 
 
-def test_jupyter_clients_own_wait_holds_it_to_the_limit(clock):
+def test_jupyter_clients_own_wait_holds_it_to_the_limit(clock, wait):
     """The defect the module works around, on the same fake socket: one poll for the whole timeout."""
     from jupyter_client.channels import AsyncZMQSocketChannel
 
@@ -69,7 +70,7 @@ def test_jupyter_clients_own_wait_holds_it_to_the_limit(clock):
     assert clock.now == 60
 
 
-def test_no_poll_is_longer_than_a_slice_and_the_timeout_is_kept_exactly(clock):
+def test_no_poll_is_longer_than_a_slice_and_the_timeout_is_kept_exactly(clock, wait):
     socket = SleepySocket(clock, arrival=None)
     with pytest.raises(Empty):
         wait(kernelwait.get_msg, Channel(socket), 1.1)
@@ -77,20 +78,20 @@ def test_no_poll_is_longer_than_a_slice_and_the_timeout_is_kept_exactly(clock):
     assert clock.now == pytest.approx(1.1, abs=1e-3)
 
 
-def test_without_a_timeout_it_waits_for_as_long_as_the_message_takes(clock):
+def test_without_a_timeout_it_waits_for_as_long_as_the_message_takes(clock, wait):
     socket = SleepySocket(clock, arrival=100.0)
     wait(kernelwait.get_msg, Channel(socket), None)
     assert 100.0 <= clock.now <= 100.0 + kernelwait.SLICE
 
 
-def test_a_zero_timeout_looks_once(clock):
+def test_a_zero_timeout_looks_once(clock, wait):
     socket = SleepySocket(clock, arrival=None)
     with pytest.raises(Empty):
         wait(kernelwait.get_msg, Channel(socket), 0)
     assert socket.polls == [0]
 
 
-def _lost_wakeup(get_msg, poll_limit):
+def _lost_wakeup(run_coroutine, get_msg, poll_limit):
     """A real pyzmq pair: a message arrives while the receiver waits, and another user of the receiving
     socket reads ZMQ_EVENTS before the event loop runs (which clears the FD's edge: pyzmq #2173). Returns
     the message, or None if it was not taken within 3 s."""
@@ -117,19 +118,19 @@ def _lost_wakeup(get_msg, poll_limit):
             a.close(linger=0)
             b.close(linger=0)
             ctx.term()
-    return asyncio.run(scenario())
+    return run_coroutine(scenario())
 
 
-def test_a_real_lost_wakeup_is_recovered_at_the_next_slice():
-    assert _lost_wakeup(kernelwait.get_msg, 60) == b"execute_reply"
+def test_a_real_lost_wakeup_is_recovered_at_the_next_slice(run_coroutine):
+    assert _lost_wakeup(run_coroutine, kernelwait.get_msg, 60) == b"execute_reply"
 
 
-def test_a_real_lost_wakeup_holds_jupyter_clients_wait():
+def test_a_real_lost_wakeup_holds_jupyter_clients_wait(run_coroutine):
     """The same scenario with jupyter_client's get_msg: the message is there, the wait does not see it."""
     from jupyter_client.channels import AsyncZMQSocketChannel
 
     kernelwait.install()
-    assert _lost_wakeup(AsyncZMQSocketChannel.original_get_msg, 60) is None
+    assert _lost_wakeup(run_coroutine, AsyncZMQSocketChannel.original_get_msg, 60) is None
 
 
 def test_every_execution_path_installs_it():

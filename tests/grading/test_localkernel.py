@@ -4,7 +4,6 @@ jupyter_client chooses TCP ports, writes them down and only then starts the kern
 process binds in between makes the kernel fail to bind, hang, and its client wait out the 60 s
 startup limit (seen in the stall bench, issue 25). The test plays the other process: every port
 jupyter_client would hand a kernel is one this test already holds."""
-import asyncio
 import json
 import os
 import socket
@@ -37,7 +36,7 @@ def test_a_port_taken_by_another_process_does_not_stop_an_execution(tmp_path, mo
     assert nb.cells[0].outputs[-1]["data"]["text/plain"] == "42"
 
 
-def test_the_kernel_sockets_live_in_a_folder_of_their_own_gone_with_the_kernel():
+def test_the_kernel_sockets_live_in_a_folder_of_their_own_gone_with_the_kernel(run_coroutine):
     async def run():
         km = LocalKernelManager(kernel_name="python3")
         await km.start_kernel()
@@ -53,7 +52,7 @@ def test_the_kernel_sockets_live_in_a_folder_of_their_own_gone_with_the_kernel()
             await km.shutdown_kernel(now=True)
         return os.path.dirname(km.ip)
 
-    assert not os.path.exists(asyncio.run(run()))
+    assert not os.path.exists(run_coroutine(run()))
 
 
 def test_jupyterlab_starts_its_kernels_on_private_sockets(tmp_path):
