@@ -18,6 +18,7 @@ ports. Drop it if jupyter_client ever lets the kernel choose its ports.
 """
 import shutil
 import tempfile
+import weakref
 
 from jupyter_client.manager import AsyncKernelManager
 
@@ -31,11 +32,16 @@ class PrivateSockets:
         # /tmp, not $TMPDIR or the runtime folder: a Unix socket's path has at most 107 bytes
         self._folder = tempfile.mkdtemp(prefix="kernel-", dir="/tmp")
         self.transport, self.ip = "ipc", f"{self._folder}/s"
+        # Also removed when this process exits with the kernel never shut down. A Jupyter server
+        # without a terminal takes SIGINT (JupyterHub's first word to a server it stops) as a
+        # KeyboardInterrupt and exits without shutting its kernels down; those end on their own when
+        # they see their parent gone, but their folders would stay.
+        self._remove_folder = weakref.finalize(self, shutil.rmtree, self._folder, ignore_errors=True)
 
     async def _async_cleanup_resources(self, restart=False):
         await super()._async_cleanup_resources(restart)
         if not restart:  # a restarted kernel binds the same sockets again
-            shutil.rmtree(self._folder, ignore_errors=True)
+            self._remove_folder()
 
 
 class LocalKernelManager(PrivateSockets, AsyncKernelManager):

@@ -6,6 +6,7 @@ startup limit (seen in the stall bench, issue 25). The test plays the other proc
 jupyter_client would hand a kernel is one this test already holds."""
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import nbformat
+import pytest
 from jupyter_client.localinterfaces import localhost
 from jupyter_client.provisioning.local_provisioner import LocalPortCache
 
@@ -55,35 +57,58 @@ def test_the_kernel_sockets_live_in_a_folder_of_their_own_gone_with_the_kernel(r
     assert not os.path.exists(run_coroutine(run()))
 
 
-def test_jupyterlab_starts_its_kernels_on_private_sockets(tmp_path):
-    """make lab's server (JUPYTER_CONFIG_PATH=grading, as the Makefile sets it) uses
-    grading/serverkernel.py; the hub's servers get the same from grading/hub/setup.sh (tests/hub)."""
+@pytest.fixture
+def server(tmp_path):
+    """A Jupyter server with the course's config (JUPYTER_CONFIG_PATH=grading, as the Makefile sets it for
+    make lab; the hub's servers get the same from grading/hub/setup.sh), no terminal, as JupyterHub
+    starts one. Yields (its process, start_kernel() -> the kernel's connection info, its API url)."""
     repo = Path(__file__).resolve().parents[2]
     with socket.socket() as s:
         s.bind((localhost(), 0))
         port = s.getsockname()[1]
     env = dict(os.environ, JUPYTER_CONFIG_PATH=str(repo / "grading"), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
                HOME=str(tmp_path))
-    server = subprocess.Popen([sys.executable, "-m", "jupyter_server", f"--port={port}", "--port-retries=0",
-                               "--ServerApp.token=t", "--no-browser", "--allow-root", f"--ServerApp.root_dir={tmp_path}"],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([sys.executable, "-m", "jupyter_server", f"--port={port}", "--port-retries=0",
+                             "--ServerApp.token=t", "--no-browser", "--allow-root", f"--ServerApp.root_dir={tmp_path}"],
+                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     api = f"http://{localhost()}:{port}/api"
+
+    def start_kernel():
+        start = urllib.request.Request(f"{api}/kernels?token=t", data=b'{"name": "python3"}', method="POST")
+        kernel = json.load(urllib.request.urlopen(start))["id"]
+        return kernel, json.loads((tmp_path / "runtime" / f"kernel-{kernel}.json").read_text())
+
     try:
         for _ in range(240):
             try:
                 urllib.request.urlopen(f"{api}/status?token=t")
                 break
             except OSError:
-                assert server.poll() is None, "the server did not start"
+                assert proc.poll() is None, "the server did not start"
                 time.sleep(0.5)
-        start = urllib.request.Request(f"{api}/kernels?token=t", data=b'{"name": "python3"}', method="POST")
-        kernel = json.load(urllib.request.urlopen(start))["id"]
-        info = json.loads((tmp_path / "runtime" / f"kernel-{kernel}.json").read_text())
-        assert info["transport"] == "ipc", f"JupyterLab's kernel listens on {info['transport']} {info['ip']}"
-        folder = os.path.dirname(info["ip"])
-        assert os.stat(folder).st_mode & 0o077 == 0
-        urllib.request.urlopen(urllib.request.Request(f"{api}/kernels/{kernel}?token=t", method="DELETE"))
-        assert not os.path.exists(folder), "the socket folder goes with the kernel"
+        yield proc, start_kernel, api
     finally:
-        server.terminate()
-        server.wait(30)
+        proc.terminate()
+        proc.wait(30)
+
+
+def test_jupyterlab_starts_its_kernels_on_private_sockets(server):
+    _, start_kernel, api = server
+    kernel, info = start_kernel()
+    assert info["transport"] == "ipc", f"JupyterLab's kernel listens on {info['transport']} {info['ip']}"
+    folder = os.path.dirname(info["ip"])
+    assert os.stat(folder).st_mode & 0o077 == 0
+    urllib.request.urlopen(urllib.request.Request(f"{api}/kernels/{kernel}?token=t", method="DELETE"))
+    assert not os.path.exists(folder), "the socket folder goes with the kernel"
+
+
+def test_a_server_stopped_by_sigint_leaves_no_socket_folder(server):
+    """JupyterHub stops a user's server with SIGINT first. Without a terminal the server takes it as a
+    KeyboardInterrupt and exits without shutting its kernels down (they end when they see it gone)."""
+    proc, start_kernel, _ = server
+    _, info = start_kernel()
+    folder = os.path.dirname(info["ip"])
+    assert os.path.isdir(folder)
+    proc.send_signal(signal.SIGINT)
+    proc.wait(60)
+    assert not os.path.exists(folder), "the server exited and left its kernel's socket folder behind"

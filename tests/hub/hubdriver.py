@@ -111,13 +111,22 @@ class Accounts:
     def run(self, role, cmd, **kw):
         return as_user(self.names[role], self.home(role), cmd, **kw)
 
-    def processes(self):
+    def uids(self):
         uids = set()
         for name in self.made:
             try:
                 uids.add(int(subprocess.run(["id", "-u", name], capture_output=True, text=True).stdout))
             except ValueError:
                 pass
+        return uids
+
+    def socket_folders(self):
+        """The kernels' socket folders (grading/localkernel.py) the accounts still own in /tmp."""
+        uids = self.uids()
+        return sorted(str(p) for p in Path("/tmp").glob("kernel-*") if p.is_dir() and p.stat().st_uid in uids)
+
+    def processes(self):
+        uids = self.uids()
         found = []
         for entry in os.listdir("/proc"):
             if entry.isdigit():
@@ -144,6 +153,11 @@ class Accounts:
             except ProcessLookupError:
                 pass
         problems = []
+        leftover = self.socket_folders()
+        if leftover:  # a stopped server must take its kernels' folders with it
+            problems.append(f"kernel socket folders left in /tmp: {leftover}")
+            for folder in leftover:
+                shutil.rmtree(folder, ignore_errors=True)
         for name in self.made:
             run = subprocess.run(["userdel", "--remove", name], capture_output=True, text=True)
             if run.returncode not in (0, 12):  # 12: the home could not be removed (mail spool etc.)
