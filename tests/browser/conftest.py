@@ -13,11 +13,6 @@ import labdriver as lab_
 import labpage
 
 
-def pytest_configure(config):
-    # registered here too, for runs without xdist (`-p no:xdist`, as make screenshots does)
-    config.addinivalue_line("markers", "xdist_group(name): run these tests on one xdist worker")
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
     """Make `pytest -n 2 --dist loadgroup` keep every browser test on one worker (one server, one
