@@ -18,7 +18,10 @@ MAX_NOTES = 6
 
 
 class Progress:
-    def __init__(self, total, stream=sys.stderr, quiet=False):
+    def __init__(self, total, stream=None, quiet=False):
+        # sys.stderr looked up now, not when this module was imported: whoever imported it first may
+        # have had sys.stderr replaced then (pytest's capsys), by a stream closed since
+        stream = sys.stderr if stream is None else stream
         self.total, self.done, self.stream, self.quiet = total, 0, stream, quiet
         self.start = time.perf_counter()
         self.tty = hasattr(stream, "isatty") and stream.isatty()
