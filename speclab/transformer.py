@@ -4,7 +4,7 @@ The layout is GPT-2's (pre-LayerNorm blocks, learned positions, tanh-GELU), char
 are ASCII codes 0..127. `data/models/make_models.py` trained the shipped weights with PyTorch; this
 file is the only forward the course runs, and tests check it against PyTorch's logits.
 
-    target = load("target")                  # 4 layers, d = 256
+    target = load("target")                  # 4 layers, d = 192
     cache = target.new_cache()
     logits = target.forward(encode("def f(x"), cache)   # prefill: one row of logits per token
     logits = target.forward([ord(")")], cache)          # one more token; the cache grows by 1
@@ -98,6 +98,7 @@ class Transformer:
         if L + n > CONTEXT:
             raise ValueError(f"{L} + {n} tokens exceed the models' context of {CONTEXT}")
         hd = self.d // H
+        scale = np.float32(1 / np.sqrt(hd))   # a float64 scalar here would promote every activation after it
         x = w["wte"][tokens] + w["wpe"][L:L + n]
         mask = np.triu(np.full((n, n), -np.inf, np.float32), 1) if n > 1 else None
         for i in range(self.n_layer):
@@ -105,7 +106,7 @@ class Transformer:
             qkv = layer_norm(x, w[p + "ln1.g"], w[p + "ln1.b"]) @ w[p + "qkv.w"] + w[p + "qkv.b"]
             q, k, v = qkv.reshape(n, 3, H, hd).transpose(1, 2, 0, 3)   # each (H, n, hd)
             cache.k[i, :, L:L + n], cache.v[i, :, L:L + n] = k, v
-            att = q @ cache.k[i, :, :L + n].transpose(0, 2, 1) * (1.0 / np.sqrt(hd))  # (H, n, L+n)
+            att = q @ cache.k[i, :, :L + n].transpose(0, 2, 1) * scale  # (H, n, L+n)
             if mask is not None:
                 att[:, :, L:] += mask
             a = softmax(att) @ cache.v[i, :, :L + n]                   # (H, n, hd)

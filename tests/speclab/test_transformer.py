@@ -226,3 +226,57 @@ def test_timed_runs_threshold_zero_is_fixed_k(models):
     for (fixed, tps), (adaptive, _) in zip(runs["fixed"], runs["adaptive"]):
         assert fixed.tokens == adaptive.tokens and len(fixed.tokens) == 12 and tps > 0
         assert fixed.drafted == adaptive.drafted == [3] * fixed.rounds
+
+
+# --- float32 end to end -------------------------------------------------------------------------
+
+class _Traced(np.ndarray):
+    """A weight that reports every NumPy operation it (or anything computed from it) takes part in:
+    the dtypes going in and out, and every astype. Activations computed from a weight stay _Traced."""
+    seen = []
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        plain = [x.view(np.ndarray) if isinstance(x, _Traced) else x for x in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(x.view(np.ndarray) if isinstance(x, _Traced) else x for x in kwargs["out"])
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        arrays = [x for x in plain if isinstance(x, np.ndarray)]
+        _Traced.seen.append((ufunc.__name__, [x.dtype for x in arrays], getattr(result, "dtype", None)))
+        return result.view(_Traced) if isinstance(result, np.ndarray) else result
+
+    def astype(self, dtype, *args, **kwargs):
+        _Traced.seen.append(("astype", [self.dtype], np.dtype(dtype)))
+        return super().astype(dtype, *args, **kwargs)
+
+
+def _traced(model):
+    return tf.Transformer({k: v.view(_Traced) for k, v in model.w.items()}, model.n_layer, model.n_head,
+                          model.d, model.name)
+
+
+@pytest.mark.parametrize("name", ["target", "draft"])
+def test_forward_is_float32_end_to_end(name):
+    """Every weight is float32 in memory (converted from fp16 once, at load); every operation of the
+    forward, prefill and one-token steps, takes float32 in and gives float32 out, and no weight is
+    converted during a forward. A float64 scalar (np.sqrt of an int, say) silently promotes every
+    activation after it to float64, which doubles the bytes moved and converts each weight it meets."""
+    model = tf.load(name)
+    assert all(type(v) is np.ndarray and v.dtype == np.float32 for v in model.w.values()), \
+        "weights are held as float32 arrays"
+    traced = _traced(model)
+    cache = traced.new_cache()
+    _Traced.seen.clear()
+    out = [traced.forward(PROMPT[:9], cache), traced.forward(PROMPT[9:10], cache), traced.forward(PROMPT[10:13], cache)]
+    assert _Traced.seen, "the trace saw the forward's operations"
+    bad = [op for op in _Traced.seen if op[0] == "astype" or any(d != np.float32 for d in op[1]) or op[2] != np.float32]
+    assert not bad, f"operations of the forward that are not float32 in and out: {bad[:5]}"
+    assert all(o.dtype == np.float32 for o in out) and cache.k.dtype == cache.v.dtype == np.float32
+
+
+def test_a_float64_forward_fails_the_trace(models):
+    """The trace itself can fail: a forward whose attention scale is a float64 scalar is caught."""
+    target, _ = models
+    traced = _traced(target)
+    _Traced.seen.clear()
+    x = traced.w["h0.qkv.w"][:4, :4] * np.float64(0.5)
+    assert any(op[2] == np.float64 for op in _Traced.seen) and x.dtype == np.float64
