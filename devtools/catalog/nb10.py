@@ -95,6 +95,12 @@ def verify_block(target, cache, fresh, drafted):
             "feeds every emitted token again (the kept drafts twice)": edit("fresh = emitted[-1:]", "fresh = list(emitted)"),
             "returns every token of the last round, not the first n": (edit("return context[len(prompt):len(prompt) + n]", "return context[len(prompt):]"),
                                                                        "return exactly n tokens"),
+            "rebuilds both caches from scratch every round (right tokens, no cache reused)": (edit(
+                ("drafted, q = draft_block(draft, draft_cache, context, k, rng)",
+                 "target_cache, draft_cache = target.new_cache(), draft.new_cache()\n"
+                 "drafted, q = draft_block(draft, draft_cache, context, k, rng)"),
+                ("p = verify_block(target, target_cache, fresh, drafted)", "p = verify_block(target, target_cache, context, drafted)")),
+                "recomputed"),
         },
         "right": {
             "u * q < p, and the rollback as an absolute length": edit(
