@@ -24,7 +24,7 @@ NO_TWIN = {
     "03_residual": {"resample_sample", "simulated_tv", "detection_power"},
     "04_tv_distance": {"speculative_joint3", "three_token_tv"},
     "05_k_sweep": set(),
-    "06_break_even": {"should_speculate", "seconds_per_token", "speedups_by_k"},
+    "06_break_even": {"should_speculate", "seconds_per_token", "speedups_by_k", "size_priced_deployment"},
     "07_roofline": set(),
     "08_real_text": {"verify_context_round", "lookup_marginal", "shortcut_tv"},
     "09_beyond_one_draft": {"multi_candidate_sample", "multi_shortcut_tv", "multi_shortcut_tv_formula"},
