@@ -33,7 +33,7 @@ $(STAMP): requirements.txt pyproject.toml
 	@$(PYTHON) grading/prereqs.py
 	@echo "set-up 1/3: the virtual environment in $(VENV)/ (a few seconds)"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@echo "set-up 2/3: the pinned packages of requirements.txt (1 to 3 minutes the first time, about 600 MB; pip's progress below)"
+	@echo "set-up 2/3: the pinned packages of requirements.txt (minutes the first time: about 800 MB once installed; pip's progress below)"
 	$(BIN)/python -m pip install --disable-pip-version-check --progress-bar on -r requirements.txt
 	@echo "set-up 3/3: the course's package, speclab (a few seconds)"
 	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -e .

@@ -42,6 +42,14 @@ c.Autograde.autograde_preprocessors = steps.AUTOGRADE
 c.SandboxedKernelManager.memory_limit = steps.default_memory_limit()
 c.SandboxedKernelManager.cpu_limit = 20 * c.Execute.timeout + 120
 
+# make check's progress, a line per graded part as it starts (grading/selfcheck.py sets the variable).
+if os.environ.get("SPECLAB_PROGRESS"):
+    from functools import partial
+
+    from grading.selfcheck import part_started
+
+    c.Execute.on_cell_start = partial(part_started, os.environ["SPECLAB_PROGRESS"])
+
 # Feedback shows scores and failure messages but not the hidden tests themselves (nor any output that
 # shows them), sanitised, with the grading notes: `make grade`'s page.
 c.GenerateFeedback.exporter_class = steps.CourseFeedback
