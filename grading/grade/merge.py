@@ -9,6 +9,13 @@ from .intake import NBGRADER_FILES
 
 
 NOTES_START, NOTES_END = "<!-- grading notes -->", "<!-- /grading notes -->"
+# The most a graded notebook and its page may weigh, once their outputs are capped (outputs.py: 4 MB of outputs
+# at most): more is the student's own text (a cell of megabytes), kept in submitted/ and not copied again.
+MAX_KEPT_BYTES = {"autograded": 12_000_000, "feedback": 8_000_000}
+TOO_BIG = {"autograded": "the graded notebook {name} would weigh {size:.1f} MB, over the {limit:.0f} MB the grader keeps: "
+                         "it was not kept (the scores stand; the submission itself is in submitted/)",
+           "feedback": "the feedback page {name} would weigh {size:.1f} MB, over the {limit:.0f} MB the grader keeps: "
+                       "this page of notes stands in for it (the scores stand)"}
 
 
 def notes_html(res):
@@ -56,6 +63,10 @@ def publish(root, res, scratch, names=None):
             dest.mkdir(parents=True)
             for path in sorted(made.glob(f"*{suffix}")):
                 if path.is_file() and not path.is_symlink() and (names is None or path.stem in names):
+                    if path.stat().st_size > MAX_KEPT_BYTES[kind]:
+                        res.note(TOO_BIG[kind].format(name=path.name, size=path.stat().st_size / 1e6,
+                                                      limit=MAX_KEPT_BYTES[kind] / 1e6), flag=True)
+                        continue
                     shutil.copyfile(path, dest / path.name)
             for name in NBGRADER_FILES:  # nbgrader's (release_feedback reads them), never the kernel's
                 path = made / name
