@@ -201,6 +201,39 @@ def _attack_html(root, aid):
     return {f"{aid}.ipynb": nb_bytes(nb)}
 
 
+FORK_CHILDREN, FORK_MIB = 8, 300  # 2.4 GiB together, each child within a kernel's address space
+
+
+def _attack_fork_memory(root, aid):
+    # forked children, each within the per-process memory limit, together past it (issue 36, limits)
+    code = ("import os, time\n"
+            "kids = []\n"
+            f"for _ in range({FORK_CHILDREN}):\n"
+            "    pid = os.fork()\n"
+            "    if pid == 0:\n"
+            "        try:\n"
+            f"            block = b'x' * ({FORK_MIB} << 20)\n"
+            "            time.sleep(5)\n"
+            "        finally:\n"
+            "            os._exit(0)\n"
+            "    kids.append(pid)\n"
+            "for pid in kids:\n"
+            "    os.waitpid(pid, 0)\n")
+    return _with_cell(aid, solved(root, aid), code)
+
+
+BUSY_CHILDREN, BUSY_MARK = 32, "attack-busy-session"  # BUSY_MARK: in each busy child's command line
+
+
+def _attack_busy_sessions(root, aid):
+    # busy children, each in a session of its own: with the scheduler's autogroups each session weighs as
+    # much as a classmate's whole grading (issue 36, limits)
+    code = ("import subprocess, sys\n"
+            f"busy = [subprocess.Popen([sys.executable, '-c', 'while True: pass', {BUSY_MARK!r}], "
+            f"start_new_session=True) for _ in range({BUSY_CHILDREN})]\n")
+    return _with_cell(aid, solved(root, aid), code)
+
+
 ATTACKS = [
     Case("attack_escape", "finds the course in its environment, overwrites a classmate's submission and leaves a "
          "process that writes into the course after grading", _attack_escape, full_marks, "", False),
@@ -225,4 +258,8 @@ ATTACKS = [
     Case("attack_disk", f"writes a {ATTACK_DISK_MB} MB file beside the notebook", _attack_disk, full_marks, "", False),
     Case("attack_html", "raw <script> and onerror= in a markdown cell and in an output", _attack_html, full_marks,
          "", False),
+    Case("attack_fork_memory", f"forks {FORK_CHILDREN} children of {FORK_MIB} MiB each: each within the memory limit, "
+         "together past it", _attack_fork_memory, full_marks, "held", False),
+    Case("attack_busy_sessions", f"starts {BUSY_CHILDREN} busy children, each in a session of its own (setsid)",
+         _attack_busy_sessions, full_marks, "setsid", False),
 ]
