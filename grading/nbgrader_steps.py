@@ -47,10 +47,9 @@ class NotSandboxed(RuntimeError):
 
 
 def refusal(why):
-    return (f"the course refuses to run students' code outside its sandbox: {why}. This nbgrader path (the "
-            f"formgrader's Autograde, `nbgrader autograde`) has no --no-sandbox; grade with `{SAFE_PATH}` "
-            "(which says the same) or, only for submissions you trust, "
-            "`make grade GRADE_ARGS=\"--no-sandbox\"`")
+    return (f"the course refuses to run students' code outside its sandbox: {why}. The formgrader's Autograde "
+            f"and `nbgrader autograde` have no way around it; `{SAFE_PATH}` has one, only for submissions you "
+            "trust: `make grade GRADE_ARGS=--no-sandbox`")
 
 
 def course_root(config):
