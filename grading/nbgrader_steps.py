@@ -212,3 +212,16 @@ SANITIZE = [CourseMend, ClearOutput, DeduplicateIds, OverwriteKernelspec, Overwr
 AUTOGRADE = [CourseIntake, *sandboxed(PREPROCESSORS), CourseNotes]
 # make grade's feedback steps
 FEEDBACK = list(GRADE_FEEDBACK)
+
+
+def stock_config(root=None):
+    """The course's nbgrader config without the steps above (nbgrader's own autograde and feedback steps):
+    stock nbgrader, unsandboxed, for comparisons only (a bench's or a test's "stock" run), never for grading."""
+    from .course import load_config
+
+    config = load_config(root)
+    for section, names in (("Autograde", ("sanitize_preprocessors", "autograde_preprocessors")),
+                           ("GenerateFeedback", ("preprocessors", "exporter_class"))):
+        for name in names:
+            config[section].pop(name, None)
+    return config

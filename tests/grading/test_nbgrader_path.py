@@ -78,3 +78,16 @@ def test_without_the_sandbox_it_refuses_and_names_make_grade(tmp_path, monkeypat
     assert not (root / "PWNED").exists()
     ran = root / "autograded" / "hostile" / AID / f"{AID}.ipynb"
     assert not ran.exists() or "refused:" not in ran.read_text(), "the student's code ran"
+
+
+def test_stock_config_is_nbgrader_without_the_course_steps(tmp_path):
+    """For a bench's or a test's "stock" comparison: nbgrader's own steps, none of the course's."""
+    from nbgrader.converters import Autograde
+
+    from grading.nbgrader_steps import AUTOGRADE, stock_config
+
+    api = nbgrader_api(tmp_path, stock_config(tmp_path))
+    steps = Autograde(coursedir=api.coursedir, parent=api).autograde_preprocessors
+    assert [s.__name__ for s in steps][:1] == ["Execute"] and not set(steps) & set(AUTOGRADE[:2])
+    course = Autograde(coursedir=nbgrader_api(tmp_path).coursedir, parent=nbgrader_api(tmp_path))
+    assert course.autograde_preprocessors == AUTOGRADE
