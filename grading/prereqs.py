@@ -63,8 +63,8 @@ def _node_ok():
 def needs():
     py = f"{MIN_PYTHON[0]}.{MIN_PYTHON[1]}"
     return [
-        Need(f"Python {py} or newer", f"this is Python {platform.python_version()}", _python_ok,
-             {"debian": f"python{py}", "macos": f"python@{py}"}),
+        Need(f"Python {py} or newer", f"this is Python {platform.python_version()}; once installed, run "
+             f"`make lab PYTHON=python{py}`", _python_ok, {"debian": f"python{py} python{py}-venv", "macos": f"python@{py}"}),
         Need("python3-venv", "make setup builds .venv/ with `python3 -m venv`", _venv_ok,
              {"debian": "python3-venv", "macos": None}),
         Need("make", "every course command is a make target", lambda: bool(shutil.which("make")),
