@@ -127,6 +127,21 @@ class Transformer:
         return (blocks + self.w["head"].size + self.w["ln_f.g"].size * 2) * bytes_per_param
 
 
+def hollow(model, d=None, seed=0):
+    """A model with `model`'s layers, heads and code path but a width of d (the number of heads by
+    default, one number per head): its arithmetic is next to nothing, so its forward's time is what
+    the NumPy calls themselves cost. Random weights; it predicts nothing."""
+    d = d or model.n_head
+    rng = np.random.default_rng(seed)
+    shapes = {"wte": (V, d), "wpe": (CONTEXT, d), "ln_f.g": (d,), "ln_f.b": (d,), "head": (d, V)}
+    for i in range(model.n_layer):
+        shapes |= {f"h{i}.ln1.g": (d,), f"h{i}.ln1.b": (d,), f"h{i}.ln2.g": (d,), f"h{i}.ln2.b": (d,),
+                   f"h{i}.qkv.w": (d, 3 * d), f"h{i}.qkv.b": (3 * d,), f"h{i}.proj.w": (d, d), f"h{i}.proj.b": (d,),
+                   f"h{i}.fc.w": (d, 4 * d), f"h{i}.fc.b": (4 * d,), f"h{i}.out.w": (4 * d, d), f"h{i}.out.b": (d,)}
+    w = {k: (0.1 * rng.standard_normal(shape)).astype(np.float32) for k, shape in shapes.items()}
+    return Transformer(w, model.n_layer, model.n_head, d, f"{model.name} (hollow, d = {d})")
+
+
 _LOADED = {}
 
 
