@@ -33,7 +33,7 @@ def forwards(target, draft, self_draft):
     rows.append(("target t(n)/t(1) for n = 1..9", " ".join(f"{ratio[n]:.2f}" for n in sizes)))
     c = {label: realspec.spread(fwd[label, 1] / fwd["target", 1]) for label in ("sep", "self")}
     for label in c:
-        rows.append((f"c of the {label} draft (sep: separate), median (middle half)", "{:.3f} ({:.3f}-{:.3f})".format(*c[label])))
+        rows.append((f"c of the {dict(sep='separate', self='self')[label]} draft, median (middle half)", "{:.3f} ({:.3f}-{:.3f})".format(*c[label])))
     return rows, ratio, {k: v[0] for k, v in c.items()}
 
 
@@ -43,7 +43,7 @@ def speed(target, draft, self_draft, ratio, c):
     code = realspec.held_out("code", 1024)
     alpha = {"sep": realspec.acceptance_by_position(target, draft, code).mean(),
              "self": realspec.acceptance_by_position(target, self_draft, code).mean()}
-    rows = [(f"alpha on held-out code: separate, self", f"{alpha['sep']:.3f}, {alpha['self']:.3f}"),
+    rows = [("alpha on held-out code: separate, self", f"{alpha['sep']:.3f}, {alpha['self']:.3f}"),
             (f"plain decoding, {N} tokens", _ms([t.seconds for t in gen["plain"]]))]
     for (which, k) in configs:
         per_call = np.mean([t.run.tokens_per_call for t in gen[which, k]])
