@@ -21,7 +21,7 @@ TWINS = {aid: twins(aid) for aid in assignments()}
 NO_TWIN = {
     "01_branch_prediction": {"drift"},
     "02_acceptance_rule": {"accept_many", "swapped_damage"},
-    "03_residual": {"resample_sample", "simulated_tv", "detection_power"},
+    "03_residual": {"resample_sample", "detection_power", "over_represented"},
     "04_tv_distance": {"speculative_joint3", "three_token_tv", "worst_position"},
     "05_k_sweep": set(),
     "06_break_even": {"should_speculate", "seconds_per_token", "speedups_by_k", "size_priced_deployment"},
