@@ -150,11 +150,14 @@ class Watchdog:
         return tree(self.reaper) if s and s[2] == self._born else []
 
     def _run(self):
+        said = False
         while not self._stop.wait(self.tick):
             try:
                 self._look()
-            except Exception as e:  # never the grader's worker: say so once, keep watching
-                print(f"watchdog: {type(e).__name__}: {e}", flush=True)
+            except Exception as e:  # never the grader's worker: say so once (in its log), keep watching
+                if not said:
+                    print(f"watchdog: {type(e).__name__}: {e}", flush=True)
+                said = True
 
     def _look(self, charge=True):
         now = time.monotonic()
@@ -232,14 +235,15 @@ class Watchdog:
         return len(stopped) or len(others)
 
     def _pause(self, seconds):
-        stopped = self._freeze()
-        self._stop.wait(seconds)
+        first = not self.paused
+        stopped, start = self._freeze(), time.monotonic()
+        self._stop.wait(seconds)  # or less: stop() ends a pause
         self._signal(self._members(), signal.SIGCONT)
         self._signal(stopped, signal.SIGCONT)
-        self.paused += seconds
-        self._debt = max(0.0, self._debt - self.share * seconds)
         self._last = time.monotonic()
-        if self.paused == seconds:  # the first pause of this sandbox; notes() says for how long in all
+        self.paused += self._last - start
+        self._debt = max(0.0, self._debt - self.share * (self._last - start))
+        if first:  # the first pause of this sandbox; notes() says for how long in all
             EVENTS.append(("cpu", f"its processes used more than {self.share:g} core(s) together: they were paused "
                                   "for {paused:.1f} s in all, so that the submissions graded beside it kept their "
                                   "share"))
