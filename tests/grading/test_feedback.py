@@ -80,11 +80,14 @@ def page():
 
 
 def loaded_addresses(html):
-    """Every address the page would load by itself (src=, <link href=>, CSS url()), not links one may click."""
-    found = re.findall(r"""\bsrc\s*=\s*["']?([^"'\s>]+)""", html, re.I)
-    found += re.findall(r"""<link\b[^>]*\bhref\s*=\s*["']?([^"'\s>]+)""", html, re.I)
-    found += re.findall(r"""url\(\s*["']?([^"')]+)""", html, re.I)
-    return found
+    """What a browser would load by itself: src attributes, <link href>, url() in <style> and style attributes
+    (words on the page that look like addresses are not loaded)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    found = [tag["src"] for tag in soup.find_all(src=True)] + [tag["href"] for tag in soup.find_all("link", href=True)]
+    css = [tag.get_text() for tag in soup.find_all("style")] + [tag["style"] for tag in soup.find_all(style=True)]
+    return found + [u for text in css for u in re.findall(r"""url\(\s*["']?([^"')]+)""", text)]
 
 
 def test_the_page_loads_nothing_from_elsewhere_and_runs_nothing(page):
@@ -167,12 +170,12 @@ def test_the_notebook_budget_keeps_errors_and_stderr_so_scores_never_change():
     stderr stays stderr (both fail a test cell), a result stays a result (flagged in a test cell)."""
     budget = OutputBudget(limit=1000)
     assert budget.admit(NotebookNode(output_type="stream", name="stdout", text="x" * 900))
-    err = NotebookNode(output_type="error", ename="AssertionError", evalue="wrong", traceback=["wrong"])
     stderr = NotebookNode(output_type="stream", name="stderr", text="y" * 900)
     shown = NotebookNode(output_type="display_data", metadata={}, data={"image/png": "A" * 900})
-    assert budget.admit(err) and err.ename == "AssertionError"
+    err = NotebookNode(output_type="error", ename="AssertionError", evalue="wrong " * 50, traceback=["wrong"])
     assert not budget.admit(stderr) and stderr.name == "stderr" and stderr.text
     assert not budget.admit(shown) and shown.output_type == "display_data" and "image/png" not in shown.data
+    assert budget.admit(err) and err.output_type == "error" and err.ename == "AssertionError", "past the budget"
     cell = NotebookNode(cell_type="code", metadata={"nbgrader": {"grade": True, "points": 2, "grade_id": "t"}},
                         outputs=[stderr])
     assert outputs.test_score(cell) == 0.0

@@ -15,7 +15,7 @@ does not deserve unless it is flagged, no process it started outlives grading, n
 reaches any feedback page, no file but the graded notebook and its page is kept, and the pages are
 sanitised.
 
-Slowest module of the grading tests. SLOW: the class fixture (32 submissions, two of which
+Slowest module of the grading tests. SLOW: the class fixture (41 submissions, two of which
 loop until the timeout and two of which run out of memory).
 
 Why one module of about 400 lines: every test here reads the one grading of the one class (a module
@@ -209,6 +209,92 @@ def test_feedback_pages_are_sanitised(graded):
     assert re.search(r"<[^<>]*\bonerror\s*=", page, re.I) is None, "an event handler reached the page"
     assert re.search(rf"<script[^>]*>[^<]*{attacks.SCRIPT}", page) is None, "a script reached the page"
     assert "&lt;script&gt;" in page, "the code cell that displays it is shown, escaped"
+
+
+# Issue 36: submissions that inflated the records, forged the grader's messages or stopped the class run
+ISSUE_36 = ["attack_images", "attack_surrogate", "attack_long_name", "attack_escapes", "attack_forged",
+            "attack_timestamp", "copy_pasted"]
+
+
+def kept_bytes(root, student):
+    return sum(p.stat().st_size for kind in ("autograded", "feedback") for p in (root / kind / student).rglob("*")
+               if p.is_file())
+
+
+def is_printable(text):
+    return text.isprintable() and "\x1b" not in text
+
+
+def loaded_addresses(html):
+    """What a browser would load by itself: src attributes, <link href>, url() in <style> and style attributes
+    (words on the page that look like addresses are not loaded)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    found = [tag["src"] for tag in soup.find_all(src=True)] + [tag["href"] for tag in soup.find_all("link", href=True)]
+    css = [tag.get_text() for tag in soup.find_all("style")] + [tag["style"] for tag in soup.find_all(style=True)]
+    return found + [u for text in css for u in re.findall(r"""url\(\s*["']?([^"')]+)""", text)]
+
+
+@pytest.mark.parametrize("name", ISSUE_36)
+def test_issue_36_submission_is_graded_fairly_and_said(graded, name):
+    """Each is graded (none stops the class), earns what its work deserves, is flagged as its case says, says
+    what happened in a printable note, and keeps a bounded size of files (three 8 MB images kept 67 MB)."""
+    root, results, *_ = graded
+    case, res = ATTACKS[name], results[name]
+    assert res.status == "graded", f"{case.what}: {res.why}"
+    assert (res.score, res.max_score) == case.expect(root, AID), f"{case.what}: {res.notes}"
+    assert res.flagged == case.flagged, f"{case.what}: {res.notes}"
+    assert not case.note or any(case.note in n for n in res.notes), f"{case.what}: {res.notes}"
+    assert all(is_printable(n) and len(n) <= 600 for n in res.notes), res.notes
+    assert kept_bytes(root, name) < 3_000_000, f"{case.what}: {kept_bytes(root, name):,} bytes kept"
+
+
+def test_records_are_written_and_printable(graded):
+    """grades.csv and the grading report are written, every field printable and bounded, and the summary too,
+    whatever the submissions put in their exceptions, cell ids and file names."""
+    root, results, *_ = graded
+    for path in (root / "grades.csv", root / REPORT):
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        assert {r.get("student_id") or r.get("student") for r in rows} >= set(results), path
+        assert all(is_printable(v) and len(v) < 20_000 for r in rows for v in r.values()), path
+    text = summary(list(results.values()), 60.0, 2, root)
+    assert all(is_printable(line) for line in text.splitlines())
+    assert "\\x1b[2J" in text, "an escape sequence is shown, not sent"
+
+
+def test_feedback_pages_show_figures_and_mathematics_and_nothing_forged(graded):
+    """The honest page has the notebook's figures (the inline backend) and MathML, no script and no "Test
+    cell"; the forged one has none of the grader's styles, nothing remote and no data: but figures."""
+    root, *_ = graded
+    page = (root / "feedback" / "reference" / AID / f"{AID}.html").read_text()
+    assert 'src="data:image/png;base64,' in page, "the notebook's figures are on its page"
+    assert "<math" in page and "<script" not in page and "Test cell" not in page
+    forged = (root / "feedback" / "attack_forged" / AID / f"{AID}.html").read_text()
+    body = forged[forged.index("<body"):]
+    assert attacks.FORGED in body, "the student's words stay, as plain text"
+    assert not [a for a in loaded_addresses(forged) if attacks.REMOTE in a], "the page loads nothing from elsewhere"
+    assert not re.search(r"""class\s*=\s*["'][^"']*\b(alert|grading-notes)\b""", body), "the grader's styles"
+    assert not re.search(r"""(src|href)\s*=\s*["']?data:(?!image/png;base64,)""", forged), "a data: address"
+    images = (root / "feedback" / "attack_images" / AID / f"{AID}.html").read_text()
+    assert "image larger than the grader keeps" in images and len(images) < 1_500_000
+
+
+def test_a_later_run_reads_what_this_one_stored(graded, tmp_path_factory):
+    """The next make grade, the attackers gone, grades and writes grades.csv (it stopped reading the report
+    the first run stored: a 140,000-character note), keeping the other rows."""
+    root, results, *_ = graded
+    again = tmp_path_factory.mktemp("again")
+    shutil.copytree(root, again, dirs_exist_ok=True)
+    for folder in (again / "submitted").iterdir():
+        if folder.name != "reference":
+            shutil.rmtree(folder)
+    (again / "grades.csv").unlink()
+    [res] = grade(again, workers=1, cell_timeout=CELL_TIMEOUT, memory_limit=MEMORY_LIMIT, quiet=True)
+    assert res.status == "graded" and (again / "grades.csv").is_file()
+    with open(again / REPORT, newline="", encoding="utf-8") as f:
+        assert {r["student"] for r in csv.DictReader(f)} == set(results)
 
 
 def test_grade_refuses_without_the_sandbox_and_check_says_so(course, monkeypatch, capsys):
