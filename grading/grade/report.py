@@ -176,13 +176,18 @@ def missing(root, aids):
     gradebook cannot be read)."""
     from nbgrader.api import Gradebook
 
+    out = {}
     try:
         with Gradebook(f"sqlite:///{Path(root) / 'gradebook.db'}") as gb:
             students = {s.id for s in gb.students}
-            return {aid: len(students - {sub.student.id for sub in gb.find_assignment(aid).submissions})
-                    for aid in aids}
+            for aid in aids:
+                try:
+                    out[aid] = len(students - {sub.student.id for sub in gb.find_assignment(aid).submissions})
+                except MissingEntry:  # a misspelt folder: reported as such
+                    pass
     except Exception:  # the summary goes without it; grades.csv says the same row by row
-        return {}
+        pass
+    return out
 
 
 def export(root, config):
