@@ -19,10 +19,10 @@ TWINS = {aid: twins(aid) for aid in assignments()}
 # The exercises that exist only as a solution cell. A new speclab function of an exercise's name
 # is a new twin: it must show up here (taken off this list) and then be bound by the test below.
 NO_TWIN = {
-    "01_branch_prediction": {"drift"},
-    "02_acceptance_rule": {"accept_many", "swapped_damage"},
-    "03_residual": {"resample_sample", "simulated_tv", "detection_power"},
-    "04_tv_distance": {"speculative_joint3", "three_token_tv"},
+    "01_branch_prediction": {"drift", "wrong_tokens"},
+    "02_acceptance_rule": {"accept_many", "swapped_excess"},
+    "03_residual": {"resample_sample", "detection_power", "over_represented"},
+    "04_tv_distance": {"speculative_joint3", "three_token_tv", "worst_position"},
     "05_k_sweep": {"first_draft_kept"},
     "06_break_even": {"should_speculate", "seconds_per_token", "speedups_by_k", "size_priced_deployment"},
     "07_roofline": set(),
