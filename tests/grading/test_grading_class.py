@@ -43,6 +43,7 @@ from grading.grade.intake import NBGRADER_FILES
 from grading.grade.pool import Pool
 from grading.grade.kernel import gib
 from grading.gradebook import cell_scores, score
+from grading.nbgrader_steps import stock_config
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:.*not in session.*"),  # nbgrader's harmless SAWarning
@@ -83,7 +84,7 @@ def sequential(course, honest, tmp_path_factory):
     submission after another."""
     root = copy_course(course, tmp_path_factory, "sequential")
     bs.write_class(root, AID, honest)
-    api = nbgrader_api(root)
+    api = nbgrader_api(root, config=stock_config())  # nbgrader's own steps: the course config now sandboxes them
     for student in honest:
         assert api.autograde(AID, student)["success"], f"stock nbgrader could not grade {student}"
     return {student: cell_scores(root, AID, student) for student in honest}
