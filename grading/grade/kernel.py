@@ -43,6 +43,7 @@ class RobustExecute(Execute):
         super().__init__(*args, **kwargs)
         # nbgrader's Execute passes AsyncKernelManager as an argument, which config cannot change
         self.kernel_manager_class = sandboxes.SandboxedKernelManager if self.sandbox else LocalKernelManager
+        self._budget = OutputBudget()  # preprocess starts a fresh one per notebook; cells run alone get this one
 
     def preprocess(self, nb, resources=None, km=None):
         self._skip = set()

@@ -276,7 +276,9 @@ def test_feedback_pages_show_figures_and_mathematics_and_nothing_forged(graded):
     body = forged[forged.index("<body"):]
     assert attacks.FORGED in body, "the student's words stay, as plain text"
     assert not [a for a in loaded_addresses(forged) if attacks.REMOTE in a], "the page loads nothing from elsewhere"
-    assert not re.search(r"""class\s*=\s*["'][^"']*\b(alert|grading-notes)\b""", body), "the grader's styles"
+    # in a tag, not in the escaped source listing of the attack's own cell (`&lt;p class="alert"`)
+    assert not re.search(r"""<[a-z][^<>]*\bclass\s*=\s*["'][^"']*\b(alert|grading-notes)\b""", body), \
+        "the grader's styles"
     assert not re.search(r"""(src|href)\s*=\s*["']?data:(?!image/png;base64,)""", forged), "a data: address"
     images = (root / "feedback" / "attack_images" / AID / f"{AID}.html").read_text()
     assert "image larger than the grader keeps" in images and len(images) < 1_500_000
