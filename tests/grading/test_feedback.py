@@ -17,6 +17,7 @@ import nbformat
 import pytest
 from nbformat.notebooknode import NotebookNode
 
+from devtools.coursework import loaded_addresses
 from grading.course import REPO
 from grading.grade.feedback import clean_html, feedback_exporter, latex_output_to_html, what_it_tests, tex_to_mathml
 from grading.grade import outputs
@@ -78,17 +79,6 @@ def render(nb):
 @pytest.fixture(scope="module")
 def page():
     return render(hostile_notebook())
-
-
-def loaded_addresses(html):
-    """What a browser would load by itself: src attributes, <link href>, url() in <style> and style attributes
-    (words on the page that look like addresses are not loaded)."""
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(html, "html.parser")
-    found = [tag["src"] for tag in soup.find_all(src=True)] + [tag["href"] for tag in soup.find_all("link", href=True)]
-    css = [tag.get_text() for tag in soup.find_all("style")] + [tag["style"] for tag in soup.find_all(style=True)]
-    return found + [u for text in css for u in re.findall(r"""url\(\s*["']?([^"')]+)""", text)]
 
 
 def test_the_page_loads_nothing_from_elsewhere_and_runs_nothing(page):

@@ -35,7 +35,7 @@ import pytest
 
 from devtools import attacks, badsubmissions as bs
 from grading import selfcheck
-from devtools.coursework import leaked_hidden_lines
+from devtools.coursework import leaked_hidden_lines, loaded_addresses
 from grading import sandbox as sandboxes
 from grading.course import REPO, nbgrader, nbgrader_api, release_notebook, source_notebook
 from grading.grade import REPORT, NoSandbox, default_memory_limit, grade, parse_size, summary, tree_state
@@ -224,17 +224,6 @@ def kept_bytes(root, student):
 
 def is_printable(text):
     return text.isprintable() and "\x1b" not in text
-
-
-def loaded_addresses(html):
-    """What a browser would load by itself: src attributes, <link href>, url() in <style> and style attributes
-    (words on the page that look like addresses are not loaded)."""
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(html, "html.parser")
-    found = [tag["src"] for tag in soup.find_all(src=True)] + [tag["href"] for tag in soup.find_all("link", href=True)]
-    css = [tag.get_text() for tag in soup.find_all("style")] + [tag["style"] for tag in soup.find_all(style=True)]
-    return found + [u for text in css for u in re.findall(r"""url\(\s*["']?([^"')]+)""", text)]
 
 
 @pytest.mark.parametrize("name", ISSUE_36)
