@@ -55,7 +55,11 @@ for pid in kids:
     how = "signal %d" % os.WTERMSIG(status) if os.WIFSIGNALED(status) else "exit %d" % os.WEXITSTATUS(status)
     os.write(1, how.encode() + b"\n")  # one write per line: the children write too
 """
-HOLD = "block = b'x' * ({mib} << 20)\ntime.sleep({seconds})\n"            # resident: every page written
+# Resident memory (every page written), a MiB every 50 ms: four children together grow at 80 MiB/s, so a
+# watchdog that looks every TICK (0.1 s) stops them near the budget even when a loaded machine delays its look
+# by a second (80 MiB more). Written all at once, the four could finish inside one look (a CI run saw 248 MiB).
+CLIMB = "blocks = []\nfor _ in range({mib}):\n    blocks.append(b'x' * (1 << 20))\n    time.sleep(0.05)\n" \
+        "time.sleep({seconds})\n"
 BUSY = "os.setsid()\nend = time.time() + {seconds}\nwhile time.time() < end:\n    pass\n" \
        "nice = os.getpriority(os.PRIO_PROCESS, 0)\n" \
        "os.write(1, b'%d %s\\n' % (nice, open('/proc/self/autogroup', 'rb').read().split()[-1]))\n"
@@ -76,7 +80,7 @@ def family(n, child, **watch):
 
 def test_children_past_the_memory_budget_are_killed_and_their_parent_is_not():
     before = len(watchdog.EVENTS)
-    lines, dog, _ = family(4, HOLD.format(mib=60, seconds=20), memory=150 * MIB)
+    lines, dog, _ = family(4, CLIMB.format(mib=60, seconds=20), memory=150 * MIB)
     assert lines.count("signal 9") == 4, f"every child was to be killed, got {lines}"
     assert dog.killed == {"memory": 4}
     assert dog.peak_memory < 4 * 60 * MIB, "the children never held what they asked for together"
