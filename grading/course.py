@@ -70,9 +70,10 @@ def release_notebook(aid, root=REPO):
     return Path(root) / "notebooks" / aid / f"{aid}.ipynb"
 
 
-def nbgrader(*args, root=REPO, check=True, capture=False, timeout=None, env=None):
-    """Run `nbgrader ARGS` with the course config, in the course root `root` (`env`: more variables)."""
-    env = dict(os.environ, **(env or {}), JUPYTER_CONFIG_PATH=str(CONFIG_DIR), SPECLAB_COURSE_ROOT=str(root))
+def nbgrader(*args, root=REPO, check=True, capture=False, timeout=None, env=None, config_dir=CONFIG_DIR):
+    """Run `nbgrader ARGS` with the course config (or the nbgrader_config.py in `config_dir`), in the course
+    root `root` (`env`: more variables)."""
+    env = dict(os.environ, **(env or {}), JUPYTER_CONFIG_PATH=str(config_dir), SPECLAB_COURSE_ROOT=str(root))
     cmd = [sys.executable, "-m", "nbgrader", *args]
     return subprocess.run(cmd, cwd=root, env=env, check=check, timeout=timeout,
                           capture_output=capture, text=True)

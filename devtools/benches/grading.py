@@ -4,7 +4,8 @@ A generated class of N_SUBMISSIONS submissions of notebook 02 (60% right, 30% wi
 mistake, 10% blank: devtools/badsubmissions.bench_class) is graded three ways, every submission
 once by each, in fresh copies of one course:
   stock   `nbgrader autograde ID` then `nbgrader generate_feedback ID` (one process each, one
-          submission after another: what an instructor runs without this course's grader);
+          submission after another: what an instructor runs without this course's grader), with the
+          course's config less its own steps (grading.nbgrader_steps.stock_config);
   ours/1  `make grade -j 1` (grading.grade.grade, one worker);
   ours/N  `make grade` with every core;
   ours/N without sandbox  `make grade --no-sandbox` with every core: what the sandbox (grading/sandbox.py,
@@ -60,9 +61,23 @@ def cpu_now():
     return total
 
 
+# The course's config puts its sandboxed steps into `nbgrader autograde` and `generate_feedback` (every path
+# an instructor grades from is safe): stock nbgrader's leg loads the same config without them.
+STOCK_CONFIG = """from grading.nbgrader_steps import stock_config
+c = get_config()  # noqa: F821 (injected by traitlets)
+c.merge(stock_config())
+"""
+
+
 def stock(root):
+    config_dir = root / "stock-config"
+    config_dir.mkdir(exist_ok=True)
+    (config_dir / "nbgrader_config.py").write_text(STOCK_CONFIG)
     for command in ("autograde", "generate_feedback"):
-        nbgrader(command, AID, "--force", "--log-level=ERROR", root=root, check=False, capture=True, env=WORKER_ENV)
+        nbgrader(command, AID, "--force", "--log-level=ERROR", root=root, check=False, capture=True, env=WORKER_ENV,
+                 config_dir=config_dir)
+    if (root / "autograded" / "grading-report.csv").exists():  # the course's last autograde step writes it
+        raise RuntimeError("the stock leg ran the course's own steps, not nbgrader's")
 
 
 def floor(root, students):
