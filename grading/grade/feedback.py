@@ -223,20 +223,6 @@ def _prepare_outputs(nb):
 FIGURE_TYPES = ("image/png", "image/jpeg")
 
 
-class _CompiledTemplates(jinja2.BytecodeCache):
-    """Jinja's compiled templates, kept in memory for the worker's life (keyed by name and source checksum)."""
-
-    def __init__(self):
-        self.store = {}
-
-    def load_bytecode(self, bucket):
-        if bucket.key in self.store:
-            bucket.bytecode_from_string(self.store[bucket.key])
-
-    def dump_bytecode(self, bucket):
-        self.store[bucket.key] = bucket.bytecode_to_string()
-
-
 class FeedbackExporter(HTMLExporter):
     """nbconvert's HTMLExporter (nbgrader's for feedback), whose templates are compiled once per worker:
     nbgrader makes a new exporter per generate_feedback call, and compiling the feedback template cost
