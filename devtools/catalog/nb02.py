@@ -357,68 +357,65 @@ def emitted_distribution(p, q, r, accept):
 """,
         },
     },
-    "swapped_excess": {
+    "draft_from_output": {
         "wrong": {
-            "the over-proposed tokens with their whole q (the kept part, not the excess)": ("""
-def swapped_excess(p, q):
-    return {x: float(q[x]) for x in range(len(p)) if q[x] > p[x]}
-""", "too often"),
-            "every token with q - p, negative excesses included": """
-def swapped_excess(p, q):
-    return {x: float(q[x] - p[x]) for x in range(len(p))}
+            "the transcription of the old question: emitted minus p (the excess, not the draft)": """
+def draft_from_output(p, out):
+    return {x: float(out[x] - p[x]) for x in range(len(p)) if out[x] > p[x]}
 """,
-            "the under-proposed tokens (what falls short)": """
-def swapped_excess(p, q):
-    return {x: float(p[x] - q[x]) for x in range(len(p)) if p[x] > q[x]}
+            "the output taken for the draft on every token": """
+def draft_from_output(p, out):
+    return {x: float(out[x]) for x in range(len(p))}
 """,
-            "the correct rule's kept mass against p (no excess anywhere)": """
-def swapped_excess(p, q):
-    return {}
+            "every token whose output differs from p (under-proposed ones included)": """
+def draft_from_output(p, out):
+    return {x: float(out[x]) for x in range(len(p)) if out[x] != p[x]}
 """,
-            "p as the fallback (no_resample's) instead of the residual": """
-def swapped_excess(p, q):
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    kept = np.where(p > 0, q * np.minimum(1.0, q / np.where(p > 0, p, 1.0)), q)
-    out = kept + (1 - kept.sum()) * p
-    return {x: float(out[x] - p[x]) for x in range(len(p)) if out[x] > p[x] + 1e-12}
+            "tokens at or above p (a token the draft matched counted as over-proposed)": edit(
+                "return {x: float(out[x]) for x in range(len(p)) if out[x] > p[x]}",
+                "return {x: float(out[x]) for x in range(len(p)) if out[x] >= p[x]}"),
+            "the tokens that come out short (the swapped test taken to reject the over-proposed)": edit(
+                "return {x: float(out[x]) for x in range(len(p)) if out[x] > p[x]}",
+                "return {x: float(out[x]) for x in range(len(p)) if out[x] < p[x]}"),
+            "the residual taken to refill over-proposed tokens too (its share taken off)": """
+def draft_from_output(p, out):
+    p, out = np.asarray(p, dtype=float), np.asarray(out, dtype=float)
+    over = out > p
+    refill = (1 - out[over].sum()) * p[over] / p.sum()
+    return {int(x): float(out[x] - refill[i]) for i, x in enumerate(np.flatnonzero(over))}
 """,
-            "tokens the target never emits left out": """
-def swapped_excess(p, q):
-    return {x: float(q[x] - p[x]) for x in range(len(p)) if q[x] > p[x] and p[x] > 0}
+            "the most over-served token only": """
+def draft_from_output(p, out):
+    d = np.asarray(out) - np.asarray(p)
+    x = int(np.argmax(d))
+    return {x: float(out[x])} if d[x] > 0 else {}
 """,
             "a list of tokens, not a dict": ("""
-def swapped_excess(p, q):
-    return [x for x in range(len(p)) if q[x] > p[x]]
+def draft_from_output(p, out):
+    return [x for x in range(len(p)) if out[x] > p[x]]
 """, "dict"),
-            "computed with emitted_distribution (the text asks for the mechanism)": ("""
-def swapped_excess(p, q):
-    miss = np.maximum(0.0, np.asarray(p) - np.asarray(q))
-    out = emitted_distribution(p, q, miss / miss.sum() if miss.sum() > 0 else p, swapped_accept_prob)
-    return {x: float(out[x] - p[x]) for x in range(len(p)) if out[x] - p[x] > 1e-12}
-""", "answer from p and q themselves"),
+            "numpy integers as keys": ("""
+def draft_from_output(p, out):
+    d = np.asarray(out) - np.asarray(p)
+    return {x: float(out[x]) for x in np.flatnonzero(d > 0)}
+""", "Python ints"),
         },
         "right": {
-            "written out by hand: kept q * min(1, q/p), plus the residual's share": """
-def swapped_excess(p, q):
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    kept = np.array([q[x] if p[x] == 0 else q[x] * min(1.0, q[x] / p[x]) for x in range(len(p))])
-    miss = np.maximum(0.0, p - q)
-    r = miss / miss.sum() if miss.sum() > 0 else p
-    out = kept + (1 - kept.sum()) * r
-    return {x: float(out[x] - p[x]) for x in range(len(p)) if out[x] - p[x] > 1e-12}
+            "numpy: the tokens where out - p is positive": """
+def draft_from_output(p, out):
+    d = np.asarray(out, dtype=float) - np.asarray(p, dtype=float)
+    return {int(x): float(out[x]) for x in np.flatnonzero(d > 0)}
 """,
-            "numpy: the positive part of q - p": """
-def swapped_excess(p, q):
-    d = np.asarray(q, dtype=float) - np.asarray(p, dtype=float)
-    return {int(x): float(d[x]) for x in np.flatnonzero(d > 0)}
-""",
+            "with a rounding margin": edit(
+                "return {x: float(out[x]) for x in range(len(p)) if out[x] > p[x]}",
+                "return {x: float(out[x]) for x in range(len(p)) if out[x] > p[x] + 1e-12}"),
         },
         "delegate": {
-            "the course's broken step through speclab.onetoken": """
-from speclab import onetoken
-def swapped_excess(p, q):
-    out = onetoken.emitted_distribution(p, q, onetoken.residual(p, q), onetoken.swapped_accept_prob)
-    return {x: float(out[x] - p[x]) for x in range(len(p)) if out[x] - p[x] > 1e-12}
+            "the over-served tokens found by the course's residual of (out, p)": """
+from speclab import speculative as _ref
+def draft_from_output(p, out):
+    over = _ref.residual(out, p) * bool((np.asarray(out) != np.asarray(p)).any())
+    return {int(x): float(out[x]) for x in np.flatnonzero(over > 0)}
 """,
         },
     },

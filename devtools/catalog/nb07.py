@@ -411,88 +411,73 @@ def best_gain(step, target, draft, acc, a, k, ctx, overhead):
 """,
         },
     },
-    "flip_context": {
+    "advice_cost": {
         "wrong": {
-            "a tie counted as a win (>= 1)": (edit(
-                "return best_gain(step, target, draft, acc, a, k, ctx, overhead) > 1",
-                "return best_gain(step, target, draft, acc, a, k, ctx, overhead) >= 1"), "a tie is not a win"),
-            "ignores the step it is given (its own step_time)": (edit(
-                "return best_gain(step, target, draft, acc, a, k, ctx, overhead) > 1",
-                "return best_gain(step_time, target, draft, acc, a, k, ctx, overhead) > 1"),
-                "computed with the step you are given"),
-            "the last losing context (one short)": edit("return lo", "return lo - 1"),
-            "one past the first winning context": edit("return lo", "return lo + 1"),
-            "a scan in steps of 64": """
-def flip_context(step, target, draft, acc, a, k, overhead):
-    for ctx in range(256, 16385, 64):
-        if best_gain(step, target, draft, acc, a, k, ctx, overhead) > 1:
-            return ctx
-    return None
+            "the notebook's story transcribed: a cost only where the explainer says plain and speculation wins": """
+def advice_cost(target, draft, acc, a, k, ctx, overhead):
+    believed = best_gain(explainer_step_time, target, draft, acc, a, k, ctx, overhead)
+    honest = best_gain(step_time, target, draft, acc, a, k, ctx, overhead)
+    return honest if believed <= 1 < honest else 1.0
 """,
-            "powers of two only": """
-def flip_context(step, target, draft, acc, a, k, overhead):
-    ctx = 256
-    while ctx <= 16384:
-        if best_gain(step, target, draft, acc, a, k, ctx, overhead) > 1:
-            return ctx
-        ctx *= 2
-    return None
+            "the honest gain returned as the cost when the advice is wrong either way (below 1 the other way)": """
+def advice_cost(target, draft, acc, a, k, ctx, overhead):
+    believed = best_gain(explainer_step_time, target, draft, acc, a, k, ctx, overhead)
+    honest = best_gain(step_time, target, draft, acc, a, k, ctx, overhead)
+    return 1.0 if (believed > 1) == (honest > 1) else honest
 """,
-            "the search starts below 256": edit("lo, hi = 256, 16384", "lo, hi = 200, 16384"),
-            "never checks the longest context (16,384 when it never wins)": edit(
-                ("if not wins(hi):", "pass"), ("return None", "")),
-            "returns 0 when it never wins": edit("return None", "return 0"),
-            "returns the gain at the flip, not the context": (edit(
-                "return lo", "return best_gain(step, target, draft, acc, a, k, lo, overhead)"), "as an int"),
+            "max(gain, 1 / gain) whatever the team chose": """
+def advice_cost(target, draft, acc, a, k, ctx, overhead):
+    honest = best_gain(step_time, target, draft, acc, a, k, ctx, overhead)
+    return max(honest, 1 / honest)
+""",
+            "the honest gain over the explainer's (how far the two prices disagree)": """
+def advice_cost(target, draft, acc, a, k, ctx, overhead):
+    believed = best_gain(explainer_step_time, target, draft, acc, a, k, ctx, overhead)
+    honest = best_gain(step_time, target, draft, acc, a, k, ctx, overhead)
+    return honest / believed
+""",
+            "the honest gain itself": """
+def advice_cost(target, draft, acc, a, k, ctx, overhead):
+    return best_gain(step_time, target, draft, acc, a, k, ctx, overhead)
+""",
+            "what the team runs priced the explainer's way, not on its cards": edit(
+                "runs = honest if believed > 1 else 1.0      # what the chosen deployment serves, per plain token/s",
+                "runs = believed if believed > 1 else 1.0"),
+            "a tie counted as speculation serving more (>= 1)": (edit(
+                "runs = honest if believed > 1 else 1.0      # what the chosen deployment serves, per plain token/s",
+                "runs = honest if believed >= 1 else 1.0"), "strictly more"),
+            "the factor upside down (the team's choice over the better one)": edit(
+                "return best / runs", "return runs / best"),
+            "believing costs nothing (1.0 everywhere)": """
+def advice_cost(target, draft, acc, a, k, ctx, overhead):
+    return 1.0
+""",
         },
         "right": {
-            "galloping, then bisection": """
-def flip_context(step, target, draft, acc, a, k, overhead):
-    wins = lambda c: best_gain(step, target, draft, acc, a, k, c, overhead) > 1
-    if wins(256):
-        return 256
-    lose, width = 256, 1
-    while lose + width <= 16384 and not wins(lose + width):
-        lose, width = lose + width, width * 2
-    win = min(lose + width, 16384)
-    if win == 16384 and not wins(win):
-        return None
-    while win - lose > 1:
-        mid = (lose + win) // 2
-        if wins(mid):
-            win = mid
-        else:
-            lose = mid
-    return win
+            "the four cases written out": """
+def advice_cost(target, draft, acc, a, k, ctx, overhead):
+    says_speculate = best_gain(explainer_step_time, target, draft, acc, a, k, ctx, overhead) > 1
+    gain = best_gain(step_time, target, draft, acc, a, k, ctx, overhead)
+    if says_speculate and gain < 1:
+        return 1 / gain
+    if not says_speculate and gain > 1:
+        return gain
+    return 1.0
 """,
-            "bisect over the range of contexts": """
-import bisect
-def flip_context(step, target, draft, acc, a, k, overhead):
-    contexts = range(256, 16385)
-    i = bisect.bisect_left(contexts, True, key=lambda c: best_gain(step, target, draft, acc, a, k, c, overhead) > 1)
-    return contexts[i] if i < len(contexts) else None
+            "throughputs relative to the best plain deployment, in a dict": """
+def advice_cost(target, draft, acc, a, k, ctx, overhead):
+    served = {"plain": 1.0, "speculate": best_gain(step_time, target, draft, acc, a, k, ctx, overhead)}
+    chosen = "speculate" if best_gain(explainer_step_time, target, draft, acc, a, k, ctx, overhead) > 1 else "plain"
+    return float(max(served.values()) / served[chosen])
 """,
         },
         "delegate": {
-            "the course's diagnosis": """
-def flip_context(step, target, draft, acc, a, k, overhead):
-    return hw.flip_context(step, target, draft, acc, a, k, overhead)
-""",
-            "the course's measure in the student's bisection": """
-from speclab.hardware import best_gain as _gain
-def flip_context(step, target, draft, acc, a, k, overhead):
-    def wins(ctx):
-        return _gain(step, target, draft, acc, a, k, ctx, overhead) > 1
-    lo, hi = 256, 16384
-    if not wins(hi):
-        return None
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if wins(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
+            "the honest price taken from the course (speclab.hardware.step_time)": """
+from speclab.hardware import step_time as _course_price
+def advice_cost(target, draft, acc, a, k, ctx, overhead):
+    believed = best_gain(explainer_step_time, target, draft, acc, a, k, ctx, overhead)
+    honest = best_gain(_course_price, target, draft, acc, a, k, ctx, overhead)
+    return max(honest, 1.0) / (honest if believed > 1 else 1.0)
 """,
         },
     },

@@ -20,12 +20,12 @@ TWINS = {aid: twins(aid) for aid in assignments()}
 # is a new twin: it must show up here (taken off this list) and then be bound by the test below.
 NO_TWIN = {
     "01_branch_prediction": {"drift", "wrong_tokens"},
-    "02_acceptance_rule": {"accept_many", "swapped_excess"},
+    "02_acceptance_rule": {"accept_many", "draft_from_output"},
     "03_residual": {"resample_sample", "detection_power", "over_represented"},
     "04_tv_distance": {"speculative_joint3", "three_token_tv", "worst_position"},
     "05_k_sweep": {"first_draft_kept"},
     "06_break_even": {"should_speculate", "seconds_per_token", "speedups_by_k", "size_priced_deployment"},
-    "07_roofline": set(),
+    "07_roofline": {"advice_cost"},
     "08_real_text": {"verify_context_round", "lookup_marginal", "shortcut_tv"},
     "09_beyond_one_draft": {"multi_candidate_sample", "multi_shortcut_tv_formula"},
     "10_real_transformer": {"generate_stale"},
