@@ -5,14 +5,16 @@ replace numpy's comparison functions (np.isclose = lambda *a, **k: True). Nothin
 here calls numpy: values are turned into Python floats and compared with operators.
 
 A failed check reads in the course's language: tokens as the letters the notebooks print
-(check_tokens: expected 'e', got 'd'; never the ids 4 and 3), and, in JupyterLab, a traceback
-that ends at the student's line, without this module's frames (show_failures_from_here).
+(check_tokens: expected 'e', got 'd'; never the ids 4 and 3; two sequences with the first position
+where they part), and, in JupyterLab, a traceback that ends at the student's line, without this
+module's frames (show_failures_from_here).
 """
 # Bound at import, before any student code runs: a later `builtins.float = ...` or
 # `math.fsum = ...` in a solution cell changes nothing here.
 import os as _os
 import types as _types
-from builtins import AssertionError, float, hasattr, int, isinstance, len, list, repr, tuple, zip
+from builtins import (AssertionError, enumerate, float, hasattr, int, isinstance, len, list, max, min, repr, str,
+                      tuple, type, zip)
 from math import fsum as _fsum
 
 from .tokens import TOKENS as _TOKENS
@@ -75,24 +77,86 @@ def _letters(x):
     ids = [x] if single else list(x)
     out = ""
     for t in ids:
+        if hasattr(t, "tolist"):  # an id from numpy, inside a list
+            t = t.tolist()
         if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < len(_TOKENS):
             return None
         out += _TOKENS[t]
     return repr(out)
 
 
+def _as_shown(x):
+    """A value as a failed check shows it: letters for tokens, else as it is (numpy's ids as plain ints)."""
+    if isinstance(x, list):
+        x = [t.tolist() if hasattr(t, "tolist") else t for t in x]
+    return _letters(x) or repr(x)
+
+
+_WINDOW = 12  # tokens shown each side of the first difference in a long sequence
+
+
+def _first_difference(actual, expected):
+    """The first position where two sequences part (the shorter one's length when it begins the other)."""
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        if not a == e:
+            return i
+    return min(len(actual), len(expected))
+
+
+def _around(seq, lo, hi):
+    """seq[lo:hi] as shown, with ... where the sequence goes on."""
+    part = _as_shown(seq[lo:hi])
+    return ("..." if lo > 0 else "") + part + ("..." if hi < len(seq) else "")
+
+
+def _token_at(seq, i, as_letters):
+    """The token at position i, as a letter (or as it is, when the sequences are not all letters)."""
+    if i >= len(seq):
+        return f"nothing (it ends after {len(seq)} token{'' if len(seq) == 1 else 's'})"
+    t = seq[i].tolist() if hasattr(seq[i], "tolist") else seq[i]
+    return _as_shown(t) if as_letters else repr(t)
+
+
+def _sequence_lines(actual, expected):
+    """The lines that show where two token sequences part: the position, then both (around it when long)."""
+    i = _first_difference(actual, expected)
+    as_letters = _letters(actual) is not None and _letters(expected) is not None
+    what = [_token_at(s, i, as_letters) for s in (expected, actual)]
+    lines = [f"  first difference at position {i} (counting from 0): expected {what[0]}, got {what[1]}"]
+    lo, hi = 0, max(len(actual), len(expected))
+    if hi > 2 * _WINDOW:
+        lo, hi = max(0, i - _WINDOW), i + _WINDOW
+        lines.append(f"  around it, positions {lo} to {hi - 1} ({len(expected)} tokens expected, {len(actual)} got):")
+    shown = [_around(expected, lo, hi), _around(actual, lo, hi)]
+    lines += [f"  expected {shown[0]}", f"  got      {shown[1]}"]
+    if as_letters:  # one character per token: point at the first difference
+        lines.append(" " * (len("  got      ") + shown[1].index("'") + 1 + i - lo) + "^")
+    return lines
+
+
 def check_tokens(actual, expected, message):
     """check_equal for tokens (one id, or a sequence of ids), shown as letters: expected 'efa', got 'efb'.
-    A value that is not made of token ids is shown as it is (expected 'e', got 7)."""
+    A sequence may be expected as its letters ("efa"). Two sequences that differ are shown with the
+    first position where they part, and only around it when they are long (no dump of 48 tokens). A
+    value that is not made of token ids is shown as it is (expected 'e', got 7)."""
     if hasattr(actual, "tolist"):
         actual = actual.tolist()
     if isinstance(actual, tuple):
         actual = list(actual)
+    if isinstance(expected, str):
+        expected = [_TOKENS.index(c) for c in expected]  # the letters as the notebook prints them
     if isinstance(expected, tuple):
         expected = list(expected)
-    if not actual == expected:
-        shown = [_letters(v) or repr(v) for v in (expected, actual)]
-        raise AssertionError(f"{message}\n  expected {shown[0]}\n  got      {shown[1]}")
+    if actual == expected:
+        return
+    if isinstance(actual, list) and isinstance(expected, list):
+        lines = _sequence_lines(actual, expected)
+    else:
+        shown = [_as_shown(expected), _as_shown(actual)]
+        if shown[0] == shown[1]:  # e.g. the letters 'efa' as a string, where token ids were expected
+            shown[1] += f" (a {type(actual).__name__}, not token ids)"
+        lines = [f"  expected {shown[0]}", f"  got      {shown[1]}"]
+    raise AssertionError(message + "\n" + "\n".join(lines))
 
 
 def _show(x):

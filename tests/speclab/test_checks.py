@@ -35,6 +35,33 @@ def test_tokens_are_shown_as_the_letters_the_notebooks_print():
     assert "expected 'e'\n  got      7" in str(failed.value)
     checks.check_tokens(np.int64(2), 2, "an id from numpy is the same token")
     checks.check_tokens((0, 1), [0, 1], "a tuple of tokens is the same sequence")
+    checks.check_tokens(np.array([4, 5, 0]), "efa", "a sequence may be expected as its letters")
+
+
+def _failure(actual, expected):
+    with pytest.raises(AssertionError) as failed:
+        checks.check_tokens(actual, expected, "the message")
+    return str(failed.value)
+
+
+def test_a_wrong_sequence_fails_and_says_where_it_parts():
+    text = _failure([4, 5, 0, 4, 5, 1], "efaefa")
+    assert "first difference at position 5 (counting from 0): expected 'a', got 'b'" in text
+    assert text.endswith("  got      'efaefb'\n" + " " * 17 + "^"), text  # the caret under the 'b'
+    assert "got nothing (it ends after 4 tokens)" in _failure([4, 5, 0, 4], "efaefa")
+    assert "expected nothing (it ends after 6 tokens), got 'e'" in _failure([4, 5, 0, 4, 5, 0, 4], "efaefa")
+    # a long sequence: the window around the first difference, not all 48 tokens
+    text = _failure([4, 5, 0] * 16, [4, 5, 0] * 8 + [4, 5, 1] + [4, 5, 0] * 7)
+    assert "position 26" in text and "positions 14 to 37 (48 tokens expected, 48 got)" in text
+    assert "expected ...'aefaefaefaefbefaefaefaef'..." in text and "efaefaefaefaefaefaefaefaefaefaefa" not in text
+    # ids beyond the six letters (a bigger vocabulary): numbers throughout, never letters for some of them
+    text = _failure(list(np.array([1, 7, 3])), [1, 7, 2])
+    assert "expected 2, got 3" in text and "got      [1, 7, 3]" in text and "'" not in text
+    # the same letters as a string, where ids were expected, is not passed off as equal
+    assert "got      'efa' (a str, not token ids)" in _failure("efa", [4, 5, 0])
+    for wrong in ([4, 5], [4, 5, 0, 0], [0, 5, 4], [4.5, 5, 0], None, 4):
+        with pytest.raises(AssertionError):
+            checks.check_tokens(wrong, [4, 5, 0], "every wrong answer fails")
 
 
 def _run_cells(sources, extra_arguments=()):
