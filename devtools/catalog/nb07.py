@@ -448,6 +448,10 @@ def advice_cost(target, draft, acc, a, k, ctx, overhead):
                 "runs = honest if believed >= 1 else 1.0"), "strictly more"),
             "the factor upside down (the team's choice over the better one)": edit(
                 "return best / runs", "return runs / best"),
+            "the section's intro transcribed: a believing team never speculates": """
+def advice_cost(target, draft, acc, a, k, ctx, overhead):
+    return max(best_gain(step_time, target, draft, acc, a, k, ctx, overhead), 1.0)
+""",
             "believing costs nothing (1.0 everywhere)": """
 def advice_cost(target, draft, acc, a, k, ctx, overhead):
     return 1.0
