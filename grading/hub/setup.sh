@@ -8,11 +8,17 @@
 #                JUPYTER_CONFIG_PATH                                       (default /etc/jupyter/speclab)
 #   COURSE_ID    nbgrader's course id                                      (default speclab)
 #   TIMEZONE     the exchange's time zone: submission times, due dates    (default UTC)
+#   PYTHON       the Python of the environment the users' servers run     (default: this clone's .venv
+#                (step 1's /srv/speclab/.venv), else python3 on PATH, as in an image built from a clone)
 set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 EXCHANGE=${EXCHANGE:-/srv/nbgrader/exchange}
 HUB_ETC=${HUB_ETC:-/etc/jupyter/speclab}
 COURSE_ID=${COURSE_ID:-speclab}
 TIMEZONE=${TIMEZONE:-UTC}
+if [ -z "${PYTHON:-}" ]; then
+  if [ -x "$REPO/.venv/bin/python" ]; then PYTHON=$REPO/.venv/bin/python; else PYTHON=python3; fi
+fi
 
 # 3. The exchange. nbgrader makes <course>/outbound (readable by all), inbound (students may write
 #    into it but not list it) and feedback (nor list it) inside, with those modes, on first release.
@@ -64,3 +70,8 @@ cat > "$HUB_ETC/students/jupyter_server_config.d/speclab-students.json" <<'JSON'
 }
 JSON
 chmod -R a+rX "$HUB_ETC"
+
+# Last, JupyterLab's defaults in the servers' environment, as `make setup` writes them: no "get notified about
+#   official Jupyter news?" toast over everyone's first notebook, no update check (grading/labsettings.py:
+#   an overrides.json in the environment's JupyterLab settings folder, which every server reads).
+(cd "$REPO" && "$PYTHON" -m grading.labsettings)
