@@ -275,6 +275,52 @@ def test_lookup_draft_is_one_hot_with_a_fallback():
     assert fallback([1, 2]).tolist() == np.eye(V)[0].tolist()
 
 
+def test_lookup_draft_remembering_its_last_context_proposes_what_a_fresh_search_does():
+    # The draft keeps the bytes of the context it saw last and reuses them when the next context extends
+    # it or is a prefix of it; any other context, or one edited in place, must be searched afresh.
+    rng = np.random.default_rng(5)
+    draft = textspec.lookup_draft(3, 7)
+    text = rng.integers(0, 7, 400).tolist()
+    contexts = [text[:n] for n in (50, 51, 52, 40, 41, 300, 10)] + [text[:60]]
+    edited = text[:80]
+    contexts += [edited, edited[:79] + [(edited[79] + 1) % 7], edited[:81] + [3], text[1:90], list(reversed(text))]
+    edited.append(2)
+    contexts.append(edited)   # the same list object as before, grown in place
+    edited[70] = (edited[70] + 3) % 7
+    contexts.append(edited)   # and edited in place
+    for ctx in contexts:
+        want = textspec.lookup_next(list(ctx), 3)
+        got = draft(ctx)
+        assert got.tolist() == (np.eye(7)[want] if want is not None else np.full(7, 1 / 7)).tolist(), ctx[-6:]
+
+
+def test_plain_first_two_draws_what_the_loop_of_plain_samples_draws(corpus):
+    # The vectorised noise floor must be the loop's tokens, bit for bit: the same uniforms in the same order.
+    _, alpha, ids, tables = corpus
+    target = ngram.NGram(tables=tables["code"], order=4, V=len(alpha))
+    for start in (100, 7_000):
+        ctx = ids["code"][start:start + 6].tolist()
+        rng = np.random.default_rng(start)
+        want = np.zeros((len(alpha), len(alpha)))
+        for _ in range(3_000):
+            a, b = textspec.sample_plain(target, ctx, 2, rng)
+            want[a, b] += 1
+        got = textspec.plain_first_two(target, ctx, 3_000, np.random.default_rng(start))
+        assert np.array_equal(got, want / 3_000)
+
+
+def test_rounds_read_only_the_window_the_models_declare(corpus):
+    # ngram's models say they read their last order - 1 tokens; the rounds then pass only those (and the
+    # drafts). The same models without that word must give the same generation from a long context.
+    _, alpha, ids, tables = corpus
+    V = len(alpha)
+    target, draft = (ngram.NGram(tables=tables["code"], order=n, V=V) for n in (4, 2))
+    prompt = ids["code"][:3_000].tolist()
+    windowed = textspec.generate(target, draft, prompt, 300, 3, np.random.default_rng(9))
+    whole = textspec.generate(lambda c: target(c), lambda c: draft(c), prompt, 300, 3, np.random.default_rng(9))
+    assert target.window == 3 and windowed.tokens == whole.tokens and windowed.kinds == whole.kinds
+
+
 def test_onehot_residual_is_the_residual_of_a_one_hot_draft():
     rng = np.random.default_rng(2)
     for _ in range(50):
