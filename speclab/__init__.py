@@ -17,6 +17,7 @@ Modules, one concern each:
   roofline     time W @ X on this CPU and read its roofline off the times; a measured GPU table (07)
   ngram        character n-gram models over one shared alphabet (08)
   textspec     speculative generation for models that see the whole context (08)
+  realruns     08's k-sweep runs with three more seeds, run ahead of time and stored (data/)
   candidates   several candidates per position: exact samplers, the shortcut, exact enumeration (09)
   trees        token trees: shapes, tree attention masks, value per pass, price on 07's roofline (09)
   transformer  a decoder-only transformer in NumPy with a KV cache, and the shipped models (10)
