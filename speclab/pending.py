@@ -1,12 +1,18 @@
 """A figure or table that needs an unsolved exercise says so in one line.
 
-    with needs("Exercise C (drift)"):
-        data = [drift(...) for ...]        # compute first: raises NotImplementedError while unsolved
-        fig, ax = plt.subplots()           # then draw: never reached, so no empty axes
+    with needs("Exercise C (one_token_distribution)"):
+        dist = one_token_distribution(p, q, "correct")   # compute first: NotImplementedError while unsolved
+        fig, ax = plt.subplots()                          # then draw: never reached, so no empty axes
         ...
 
 In a fresh student copy the block stops at the first unsolved exercise and prints one line
 naming it, instead of a traceback under a blank figure. Any other error is raised as usual.
+
+Every notebook names the parts in one form, as its headings title them: "Exercise C (one_token_distribution)",
+or "Step 3 (drift)" in a break-it of steps; several joined by commas and a final "and", listing every
+exercise the block runs, directly or through another one:
+
+    with needs("Exercise A (tv_distance), Exercise B (verify_round) and Exercise C (speculative_joint)"):
 """
 from contextlib import contextmanager
 

@@ -13,7 +13,7 @@ tests/speclab/test_simulate.py checks them against it outcome by outcome.
 """
 import numpy as np
 
-from .checks import check_equal
+from .checks import check_equal, check_tokens
 from .sampling import ScriptedRNG, sample_from
 from .tokens import name, names
 
@@ -275,6 +275,6 @@ def check_rounds(verify, P, drafts, rule, seed, cases, lesson, count_lesson):
         want_rng = ScriptedRNG(us)
         want = verify_round(P, Q, c, drafted, want_rng, rule)
         got, used = scripted_round(verify, P, Q, c, drafted, us, None if rule == "correct" else rule)
-        check_equal(got, want, f"{rule} from {name(c)!r}, drafts {names(drafted)!r}, uniforms "
-                               f"{[round(u, 4) for u in us]}: {lesson}")
+        check_tokens(got, want, f"{rule} from {name(c)!r}, drafts {names(drafted)!r}, uniforms "
+                                f"{[round(u, 4) for u in us]}: {lesson}")
         check_equal(used, want_rng.calls, count_lesson)
