@@ -1,8 +1,8 @@
 """JudgeExecute: nbgrader's Execute step with the test cells run by the judge, outside the kernel.
 
-The fresh sandboxed kernel runs the notebook as released with the student's solution cells in it (a cell
-the student added is not run), every cell but the test cells, with RobustExecute's restarts, memory limit
-and timeouts. Each test cell runs in the worker (judge.Judge); its outputs are written into the cell, so
+The fresh sandboxed kernel runs every cell of the submission but the test cells (the student's own cells
+too: what they do cannot reach the tests any more, and an honest helper keeps working), with RobustExecute's
+restarts, memory limit and timeouts. Each test cell runs in the worker (judge.Judge); its outputs are written into the cell, so
 nbgrader's SaveAutoGrades and GetGrades score it as before. Each call of a student's function may take a
 cell timeout (then the kernel is interrupted, and restarted if it does not stop); the submission's own
 limit (grading/grade/pool.py) bounds the whole.
@@ -15,7 +15,6 @@ import nbformat
 import zmq
 import zmq.asyncio
 from jupyter_core.utils import ensure_async, run_sync
-from nbformat.notebooknode import NotebookNode
 from traitlets import Bool, Unicode
 
 from ..cells import grade_id
@@ -34,9 +33,6 @@ BOOT = ("def __speclab_boot__(src):\n"
         "    return m.install(globals())\n"
         f"__speclab_judge__ = __speclab_boot__({AGENT!r})\n"
         "del __speclab_boot__\n")
-NOT_RUN = ("[the grader: a cell you added is not run when the notebook is graded; code an exercise needs "
-           "belongs in that exercise's own cell]\n")
-
 
 class JudgeExecute(RobustExecute):
     judge = Bool(True, help="run the test cells in the grading worker (the judge), not in the kernel").tag(config=True)
@@ -58,10 +54,6 @@ class JudgeExecute(RobustExecute):
         if is_test(cell):
             self._skip.add(index)  # never run in the kernel, nor replayed after a restart
             cell.outputs, cell.execution_count = self._judge_cell(cell, index), None
-            return cell, resources
-        if not j.runs_in_kernel(cell):
-            self._skip.add(index)
-            cell.outputs, cell.execution_count = [NotebookNode(output_type="stream", name="stderr", text=NOT_RUN)], None
             return cell, resources
         return super().preprocess_cell(cell, resources, index)
 

@@ -153,23 +153,11 @@ class Judge:
         self.exercises = exercises(source_nb)
         self.plan = course_slice(source_nb, self.exercises)
         self.test_at = {grade_id(c): i for i, c in enumerate(source_nb.cells) if is_test(c)}
-        self.course_ids = {c.get("id") for c in source_nb.cells
-                           if c.cell_type == "code" and not is_graded(c) and not is_solution(c)}
-        self.course_sources = {c.source for c in source_nb.cells
-                               if c.cell_type == "code" and not is_graded(c) and not is_solution(c)}
-        self.solution_ids = {grade_id(c) for c in source_nb.cells if c.cell_type == "code" and is_solution(c)}
         self.ns = {"__name__": "__main__", "__builtins__": builtins}
         self.done = 0
         self.busy = False
         self.sink = None
         self._bind()
-
-    # which of the submission's cells the kernel runs
-    def runs_in_kernel(self, cell):
-        """A solution cell, or a course cell as released; not a cell the student added."""
-        if is_solution(cell):
-            return grade_id(cell) in self.solution_ids
-        return cell.get("id") in self.course_ids or cell.source in self.course_sources
 
     def _bind(self):
         from speclab import isolate
