@@ -184,7 +184,9 @@ def error_of(e, limit=2000):
 
 def mutable(x):
     """Can a function change x in place (so that the other side must see the change)?"""
-    return type(x) in (list, dict, np.ndarray, np.random.Generator) or course_object(x, None) is not None
+    if type(x) in (list, dict, np.ndarray, np.random.Generator):
+        return True
+    return not callable(x) and course_object(x, None) is not None  # a callable one stays with the judge
 
 
 def plain_hook(x):

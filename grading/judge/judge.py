@@ -230,6 +230,10 @@ class Judge:
             name = agent._course_name(x)
             if name is not None:
                 return {"fn": name}
+            if callable(x) and callbacks is not None:  # a course model too: called back, not sent with its tables
+                cid = len(callbacks)
+                callbacks[cid] = x
+                return {"cb": cid}
             obj = course_object(x, hook)
             if obj is not None:
                 return obj

@@ -1,8 +1,10 @@
 """The judge (grading/judge/): hidden tests run in the grading worker, never in the student's kernel.
 
-Fast: the codec builds only exact types, and the slice leaves plots and widgets out. SLOW: every notebook's
-reference and blank submissions score the same, cell by cell, under the judge as under the old path (the
-tests in the kernel). The attacks the judge answers are in tests/grading/test_grading_class.py.
+Fast: the codec builds only exact types, and the slice leaves plots and widgets out. SLOW: every judged
+notebook's reference and blank submissions score the same, cell by cell, under the judge as under the old
+path (the tests in the kernel; a notebook in OPT_OUT is skipped, with its reason), and the three attacks on
+tests in the kernel (devtools.attacks.KERNEL_ATTACKS) earn nothing beside an honest classmate of notebook 02
+(in notebook 01's class too: tests/grading/test_grading_class.py).
 """
 import html
 import json
@@ -159,6 +161,7 @@ def test_no_hidden_test_line_in_any_output(attacked):
                 leaked = leaked_hidden_lines(joined, source)
                 assert not leaked, f"{student}: hidden test lines shown: {leaked[:3]}"
     nb = nbformat.read(root / "autograded" / "attack_history" / ATTACK_AID / f"{ATTACK_AID}.ipynb", as_version=4)
-    chunked = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "stream"
-               and len(o.text.splitlines()) > 3 and max(map(len, o.text.splitlines())) <= attacks.CHUNK]
+    lines = [[ln for ln in o.text.splitlines() if "truncated" not in ln]  # nbgrader keeps 1,000 lines, says so
+             for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "stream"]
+    chunked = [ls for ls in lines if len(ls) > 3 and max(map(len, ls)) <= attacks.CHUNK]
     assert chunked, "the history attack printed no cell: is it still an attack?"
