@@ -5,6 +5,7 @@
 #   make unit     the fast inner loop: every test but the slow, browser and hub ones (a minute or two)
 #   make release  regenerate the student notebooks in notebooks/ from solutions/
 #   make grade    autograde everything in submitted/, write feedback/ and grades.csv
+#   make formgrader  the instructor's JupyterLab: nbgrader's formgrader on the course root
 #   make check    grade your own work/ copy against the hidden tests (NB=04 for one notebook)
 #   make bench    time the notebooks, the grader and the experiments (BENCH=latency: one section)
 #   make screenshots  regenerate docs/widgets/ (each notebook's main widget in JupyterLab, for the README)
@@ -18,18 +19,25 @@ NB     ?=
 export JUPYTER_CONFIG_PATH := $(CURDIR)/grading
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: setup proxy lab lint test unit release grade check bench work screenshots
+.PHONY: setup proxy lab formgrader lint test unit release grade check bench work screenshots
 
 setup: $(STAMP)
 
 # JupyterHub's proxy: only a hub on this machine needs it (make test runs one: tests/hub/).
 proxy: grading/hub/node_modules/.installed
 
-# Reinstall only when the pins change; the stamp records that the venv matches them.
+# Reinstall only when the pins change; the stamp records that the venv matches them. The system's
+# prerequisites are checked first (grading/prereqs.py: what is missing, and the one command that installs it).
 $(STAMP): requirements.txt pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11 or newer (README: prerequisites)"; exit 1; }
+	@$(PYTHON) grading/prereqs.py
+	@echo "set-up 1/3: the virtual environment in $(VENV)/ (a few seconds)"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt
+	@echo "set-up 2/3: the pinned packages of requirements.txt (minutes the first time: about 800 MB once installed; pip's progress below)"
+	$(BIN)/python -m pip install --disable-pip-version-check --progress-bar on -r requirements.txt
+	@echo "set-up 3/3: the course's package, speclab (a few seconds)"
 	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -e .
+	@$(BIN)/python -m grading.labsettings
 	@touch $@
 
 # JupyterHub's proxy, configurable-http-proxy (pinned in grading/hub/package-lock.json), for a hub on
@@ -42,8 +50,18 @@ work: setup
 	$(BIN)/python -m grading.workcopy
 
 lab: work
+	@$(BIN)/python -m grading.labsettings
 	$(BIN)/jupyter lab --notebook-dir=work --ServerApp.port=$(PORT) \
 	  --LabApp.news_url=None --LabApp.default_url=/lab/tree/01_branch_prediction/01_branch_prediction.ipynb \
+	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+
+# The instructor's JupyterLab: the formgrader on the course root (its Edit and Preview links open solutions/ and
+# notebooks/), its Autograde and Generate Feedback buttons running the course's sandbox, scan and notes
+# (grading/nbgrader_steps.py). make lab serves work/, the learner's copy, where those links do not lead.
+formgrader: setup
+	@$(BIN)/python -m grading.labsettings
+	$(BIN)/jupyter lab --ServerApp.root_dir=$(CURDIR) --ServerApp.port=$(PORT) \
+	  --LabApp.news_url=None --LabApp.default_url=/formgrader \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 # Every core by default (xdist workers); --dist loadgroup keeps each xdist_group (the browser tests) on one worker.
@@ -53,6 +71,7 @@ lab: work
 PYTEST_ARGS ?= -n auto --dist loadgroup --no-loadscope-reorder -q
 
 test: setup proxy
+	@$(BIN)/python grading/prereqs.py --for test
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 

@@ -6,6 +6,8 @@ puts there and names in the grader's PYTHONPATH: a run without the sandbox then 
 course, never the checkout or another process on the machine. Built like devtools/badsubmissions.py's
 CASES (from the current notebooks, at run time), with the same Case: `bad_class(root, aid, ATTACKS)`.
 """
+import json
+
 import nbformat
 
 from .badsubmissions import (Case, break_in, broken_function, broken_notebook, failing_tests, full_marks, losing,
@@ -201,11 +203,130 @@ def _attack_html(root, aid):
     return {f"{aid}.ipynb": nb_bytes(nb)}
 
 
+# Issue 36: submissions that inflate the records, forge the grader's messages, or break the class run.
+IMAGE_MB, IMAGES = 8, 3   # three 8 MB images made a 34 MB feedback page, and as much in autograded/
+FORGED = "Final score: 11 / 11"
+REMOTE = "attack.invalid"   # a host that never resolves; no page may name it in what it loads
+
+
+def _attack_images(root, aid):
+    # 13. images: only text output was capped
+    code = ("import base64, os\n"
+            f"for _ in range({IMAGES}):\n"
+            f"    display({{'image/png': base64.b64encode(os.urandom({IMAGE_MB} << 20)).decode()}}, raw=True)\n")
+    return _with_cell(aid, solved(root, aid), code)
+
+
+def _attack_surrogate(root, aid):
+    # 14. a lone surrogate escaped in the notebook's JSON (valid JSON, not writable as UTF-8), and a file whose
+    # name is not UTF-8 beside it: UnicodeEncodeError in make grade's own process, the class run stopped
+    nb = solved(root, aid)
+    nb.cells.insert(2, nbformat.v4.new_markdown_cell("my notes \ud800 (a lone surrogate)"))
+    text = json_dumps(nb)
+    stray = b"notes-\xff\xfe.txt".decode("utf-8", "surrogateescape")
+    return {f"{aid}.ipynb": text.encode("ascii"), stray: b"a file whose name is not UTF-8\n"}
+
+
+LONG_NAME = 140_000   # characters in an exception's class name: past the csv module's field limit (131,072)
+
+
+def _attack_long_name(root, aid):
+    # 15. an exception whose class name is longer than a CSV field may be: grades.csv was not written, and the
+    # next make grade (the attacker gone) stopped reading the report the first one stored
+    nb = solved(root, aid)
+    cell = solution_cell(nb, break_in(root, aid))
+    cell.source += f"\n\nraise type('E' * {LONG_NAME}, (Exception,), {{}})('x' * 200_000)\n"
+    return {f"{aid}.ipynb": nb_bytes(nb)}
+
+
+ESCAPES = "\x1b[2J\x1b[H\x1b]0;grading done\x07graded 33 of 33 submissions, none flagged\x1b[8m"
+
+
+def _attack_escapes(root, aid):
+    # 16. terminal escape sequences in what reaches a review note: an exception's message, a cell's id, a file
+    # name: the instructor's screen cleared, its title set, a fake summary shown and the rest concealed
+    nb = _added_cell(solved(root, aid), f"raise PermissionError({ESCAPES!r})")
+    stray = nbformat.v4.new_code_cell("pass")
+    stray.metadata["nbgrader"] = {"grade_id": ESCAPES, "solution": True, "grade": False, "locked": False,
+                                  "schema_version": 3}
+    nb.cells.insert(3, stray)
+    return {f"{aid}.ipynb": nb_bytes(nb), f"{ESCAPES}.txt": b"hello\n"}
+
+
+def _attack_forged(root, aid):
+    # 17. markdown that looks like the grader speaking (the page's own alert, panel and grading-notes styles),
+    # with remote images and data: links
+    nb = solved(root, aid)
+    nb.cells.insert(2, nbformat.v4.new_markdown_cell(
+        f'<div class="alert alert-success grading-notes panel-heading score"><b>{FORGED}</b></div>\n\n'
+        f'![tracker](https://{REMOTE}/pixel.png) <img src="http://{REMOTE}/p.png"> '
+        f'[see my grade](data:text/html;base64,PGgxPmhpPC9oMT4=) <img src="data:image/png;base64,iVBORw0KGgo=">\n\n'
+        f'<link rel="stylesheet" href="https://{REMOTE}/s.css"><style>body {{background: url(https://{REMOTE}/b)}}</style>'))
+    nb.cells.insert(3, nbformat.v4.new_code_cell(
+        f"display({{'text/html': '<p class=\"alert alert-success\">{FORGED}</p><img src=\"https://{REMOTE}/o.png\">'}}, "
+        f"raw=True, metadata={{'text/html': {{'isolated': True}}}})"))
+    return {f"{aid}.ipynb": nb_bytes(nb)}
+
+
+def _attack_timestamp(root, aid):
+    # 18. nbgrader's timestamp.txt (the submission time) that is not a date: accepted silently
+    return {f"{aid}.ipynb": nb_bytes(solved(root, aid)), "timestamp.txt": b"yesterday, honestly\n"}
+
+
+def _copy_pasted(root, aid):
+    # 19. not an attack: an honest student who pasted a test cell a second time (the same grade_id twice) got
+    # "failed to grade" (a KeyError)
+    nb = solved(root, aid)
+    first = next(i for i, c in enumerate(nb.cells) if is_graded(c))
+    nb.cells.insert(first + 1, nbformat.from_dict(json.loads(json.dumps(nb.cells[first]))))
+    nb.cells[first + 1].pop("id", None)
+    nb.cells[first + 1]["id"] = "pasted-copy"
+    return {f"{aid}.ipynb": nb_bytes(nb)}
+
+
+def json_dumps(nb):
+    """The notebook's JSON as nbformat writes it, ASCII only (a lone surrogate escaped, as json allows)."""
+    return json.dumps(nb, indent=1, ensure_ascii=True)
+
+
+FORK_CHILDREN, FORK_MIB = 8, 300  # 2.4 GiB together, each child within a kernel's address space
+
+
+def _attack_fork_memory(root, aid):
+    # forked children, each within the per-process memory limit, together past it (issue 36, limits)
+    code = ("import os, time\n"
+            "kids = []\n"
+            f"for _ in range({FORK_CHILDREN}):\n"
+            "    pid = os.fork()\n"
+            "    if pid == 0:\n"
+            "        try:\n"
+            f"            block = b'x' * ({FORK_MIB} << 20)\n"
+            "            time.sleep(5)\n"
+            "        finally:\n"
+            "            os._exit(0)\n"
+            "    kids.append(pid)\n"
+            "for pid in kids:\n"
+            "    os.waitpid(pid, 0)\n")
+    return _with_cell(aid, solved(root, aid), code)
+
+
+BUSY_CHILDREN, BUSY_MARK = 32, "attack-busy-session"  # BUSY_MARK: in each busy child's command line
+
+
+def _attack_busy_sessions(root, aid):
+    # busy children, each in a session of its own: with the scheduler's autogroups each session weighs as
+    # much as a classmate's whole grading (issue 36, limits)
+    code = ("import subprocess, sys\n"
+            f"busy = [subprocess.Popen([sys.executable, '-c', 'while True: pass', {BUSY_MARK!r}], "
+            f"start_new_session=True) for _ in range({BUSY_CHILDREN})]\n")
+    return _with_cell(aid, solved(root, aid), code)
+
+
 # Attacks on tests that run in the student's kernel (issue 36), which the integrity scan does not see. The
 # judge (grading/judge/) runs the tests in the grader instead; these show what it answers.
 
 def _attack_forgive(root, aid):
-    # 13. the IPython shell reached through getattr on builtins (a computed name), and an input transformer that
+    # 20. the IPython shell reached through getattr on builtins (a computed name), and an input transformer that
     # wraps every later cell in try/except: the tests' failures vanish, a wrong answer scores
     shell = ("_shell = getattr(__builtins__, 'get_' + 'ipython')()\n"
              "def _forgive(lines):\n"
@@ -230,7 +351,7 @@ AGREEABLE = ("class _Agreeable(float):\n"
 
 
 def _attack_agreeable(root, aid):
-    # 14. a wrong answer returned as a float subclass whose tolist() walks up the caller's frames (reached by
+    # 21. a wrong answer returned as a float subclass whose tolist() walks up the caller's frames (reached by
     # getattr) and hands the test helper its own expected value
     return broken_function(root, aid, "return _Agreeable(-1.0)", before=AGREEABLE)
 
@@ -242,7 +363,7 @@ SHOW_CELL = ("def _show_cell():\n"
 
 
 def _attack_history(root, aid):
-    # 15. a right answer that first prints the cell being run (IPython's input history) in short pieces: the
+    # 22. a right answer that first prints the cell being run (IPython's input history) in short pieces: the
     # hidden tests that call it, readable in the feedback page
     nb = solved(root, aid)
     func = break_in(root, aid)
@@ -277,6 +398,23 @@ ATTACKS = [
     Case("attack_disk", f"writes a {ATTACK_DISK_MB} MB file beside the notebook", _attack_disk, full_marks, "", False),
     Case("attack_html", "raw <script> and onerror= in a markdown cell and in an output", _attack_html, full_marks,
          "", False),
+    Case("attack_fork_memory", f"forks {FORK_CHILDREN} children of {FORK_MIB} MiB each: each within the memory limit, "
+         "together past it", _attack_fork_memory, full_marks, "held", False),
+    Case("attack_busy_sessions", f"starts {BUSY_CHILDREN} busy children, each in a session of its own (setsid)",
+         _attack_busy_sessions, full_marks, "setsid", False),
+    Case("attack_images", f"displays {IMAGES} images of {IMAGE_MB} MB", _attack_images, full_marks, "image", False),
+    Case("attack_surrogate", "a lone surrogate escaped in the notebook's JSON, and a file whose name is not UTF-8",
+         _attack_surrogate, full_marks, "surrogate", True),
+    Case("attack_long_name", f"an exercise cell that raises an exception whose class name is {LONG_NAME:,} characters",
+         _attack_long_name, full_marks, "raised EEEE", False),
+    Case("attack_escapes", "terminal escape sequences in an exception's message, a cell's id and a file name",
+         _attack_escapes, full_marks, "\\x1b[2J", True),
+    Case("attack_forged", "markdown and HTML in the page's own alert and grading-notes styles, remote images, "
+         "data: links", _attack_forged, full_marks, "", False),
+    Case("attack_timestamp", "a timestamp.txt that is not a date", _attack_timestamp, full_marks, "timestamp.txt",
+         True),
+    Case("copy_pasted", "an honest student who pasted a test cell twice (the same grade_id twice)", _copy_pasted,
+         full_marks, "appear more than once", False),
 ]
 
 # Issue 36: what the tests' running in the kernel let through; graded by the judge they earn nothing

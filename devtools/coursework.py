@@ -56,3 +56,14 @@ def leaked_hidden_lines(text, source, markers=MARKERS[:2], **kw):
     that do: [] when nothing leaked."""
     found = [m for m in markers if m in text]
     return found + [line for line in hidden_lines(source, **kw) if line in text]
+
+
+def loaded_addresses(html):
+    """What a browser would load by itself: src attributes, <link href>, url() in <style> and style attributes
+    (words on the page that look like addresses are not loaded)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    found = [tag["src"] for tag in soup.find_all(src=True)] + [tag["href"] for tag in soup.find_all("link", href=True)]
+    css = [tag.get_text() for tag in soup.find_all("style")] + [tag["style"] for tag in soup.find_all(style=True)]
+    return found + [u for text in css for u in re.findall(r"""url\(\s*["']?([^"')]+)""", text)]

@@ -6,10 +6,8 @@ and the formgrader find this file. Run by hand as:
 """
 import os
 
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-from nbgrader.preprocessors import ClearHiddenTests, GetGrades
-
 from grading import kernelwait
+from grading import nbgrader_steps as steps
 
 c = get_config()  # noqa: F821 (injected by traitlets)
 
@@ -33,8 +31,29 @@ c.Execute.extra_arguments = ["--InteractiveShell.xmode=Minimal"]
 # A deleted or de-tagged test cell is put back from the gradebook and graded.
 c.OverwriteCells.add_missing_cells = True
 
-# Feedback shows scores and failure messages but not the hidden tests themselves.
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+# Every path an instructor can grade from runs the course's sandbox, integrity scan and notes: `make grade`
+# (grading/grade/run.py puts its own steps in place of these), and `nbgrader autograde` and
+# `nbgrader generate_feedback` by hand or from the formgrader's Autograde and Generate Feedback buttons
+# (these, grading/nbgrader_steps.py). Where the sandbox cannot start, these refuse and name `make grade`.
+c.Autograde.sanitize_preprocessors = steps.SANITIZE
+c.Autograde.autograde_preprocessors = steps.AUTOGRADE
+# As `make grade` limits one worker's kernel: memory shared by one worker (1 to 4 GiB), CPU as its
+# per-submission limit (20 cell timeouts + 2 minutes).
+c.SandboxedKernelManager.memory_limit = steps.default_memory_limit()
+c.SandboxedKernelManager.cpu_limit = 20 * c.Execute.timeout + 120
+
+# make check's progress, a line per graded part as it starts (grading/selfcheck.py sets the variable).
+if os.environ.get("SPECLAB_PROGRESS"):
+    from functools import partial
+
+    from grading.selfcheck import part_started
+
+    c.Execute.on_cell_start = partial(part_started, os.environ["SPECLAB_PROGRESS"])
+
+# Feedback shows scores and failure messages but not the hidden tests themselves (nor any output that
+# shows them), sanitised, with the grading notes: `make grade`'s page.
+c.GenerateFeedback.exporter_class = steps.CourseFeedback
+c.GenerateFeedback.preprocessors = steps.FEEDBACK
 
 # grades.csv (`nbgrader export`, and `make grade`) gets a `review` column: why a person should look
 # at a submission, from autograded/grading-report.csv (grading/grade/report.py).

@@ -15,6 +15,14 @@ who grades, with that user's files, processes and network. Here each kernel is s
   network namespace, loopback only), and limits set before Python starts: address space (the grader's
   memory limit), CPU seconds, processes, file size, no core files. A grader that runs as root runs
   the kernel as an unused user id (so the process limit applies: Linux does not hold root to it).
+- limits for all its processes together, kept from outside by a thread of the grader's (grading/watchdog.py):
+  memory (the same limit, summed over the sandbox), processes and threads, and CPU (one core's share on
+  average; what the submission starts runs at nice 19). The rlimits above are per process.
+
+The mount table (/proc/self/mountinfo) names the source of each bind: the connection file and the font list
+are copied in (bwrap's --ro-bind-data), so none of the grader's private folders shows; the Python, the
+virtualenv, speclab/ and data/ show their host paths (bwrap cannot rename a bind's source, and the
+virtualenv must lie at its own path, which sys.prefix names anyway). Knowing a path opens nothing.
 
 The kernel talks to the grader over ZeroMQ on Unix sockets (jupyter_client's `ipc` transport). The
 sockets live in a small tmpfs inside the sandbox (/run/kernel); the grader reaches them through
@@ -25,7 +33,7 @@ every process the submission started ends with it (--die-with-parent: also when 
 `available()` says whether bwrap can start here (it needs Linux user namespaces); `make grade` refuses
 to grade without it unless told to (--no-sandbox), `make check` says so in one line and goes on.
 
-One module (about 360 lines) for one concern: the command that builds the sandbox and the kernel manager
+One module (about 400 lines) for one concern: the command that builds the sandbox and the kernel manager
 that reaches into it share its layout (INSIDE, SOCKETS, CONNECTION), which must agree on both sides.
 """
 import asyncio
@@ -41,7 +49,9 @@ import zlib
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Integer, Unicode
+from traitlets import Float, Integer, Unicode
+
+from . import watchdog as watchdogs
 
 DISK = 64 << 20          # bytes of the sandbox's tmpfs: working folder, home and /tmp together
 PROCESSES = 128          # processes and threads the kernel's user may have (a kernel uses about 10)
@@ -178,14 +188,28 @@ def user_tasks(uid):
     return count
 
 
+@functools.lru_cache(maxsize=1)
+def nproc_per_namespace():
+    """Whether Linux counts RLIMIT_NPROC per user namespace (5.14 and later: "ucounts"), so that a sandbox's own
+    user namespace has a count of its own."""
+    try:
+        return tuple(int(x) for x in os.uname().release.split("-")[0].split(".")[:2]) >= (5, 14)
+    except ValueError:
+        return False
+
+
 def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, processes=PROCESSES, uid=0):
     """The argv that runs `kernel_cmd` (a Jupyter kernel's, reading `connection_file`) in the sandbox.
 
     RLIMIT_NPROC counts every task of the kernel's real user. A root grader gives each kernel a user of its
-    own; a grader that is not root shares its user with the kernel (and with its own server, workers and
-    other kernels: a hub's instructor has well over a hundred), so the kernel may add `processes` to what
-    that user has when it starts."""
-    if not uid and processes:
+    own. A grader that is not root shares its user with the kernel, but since Linux 5.14 the count is kept
+    per user namespace, and each sandbox has one (tests/grading/test_limits.py checks it); on an older
+    Linux the kernel may add `processes` to what that user has when it starts (its own server, workers
+    and other kernels: a hub's instructor has well over a hundred), and only the watchdog caps the sandbox.
+
+    The connection file and the font list are copied in (--ro-bind-data, from descriptors the shell in
+    front of bwrap opens), so the sandbox's mount table does not show where the grader keeps them."""
+    if not uid and processes and not nproc_per_namespace():
         processes += user_tasks(os.getuid())
     package, data = package_dirs()
     args = [bwrap(), *namespaces(), "--die-with-parent", "--clearenv"]
@@ -198,7 +222,6 @@ def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, proces
     binds.append((str(package), f"{COURSE}/speclab"))
     if data.is_dir() and data.parent != package:
         binds.append((str(data), f"{COURSE}/data"))
-    binds.append((str(connection_file), CONNECTION))
     # The sandbox's own mounts first, then the binds: a bind under /tmp (a course cloned there, whose venv is
     # bound at its own path) goes into the private /tmp. Binds first made /tmp a folder, where bwrap then
     # could not put the link: no sandboxed kernel started from a course under /tmp.
@@ -217,11 +240,13 @@ def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, proces
                 made.add(str(parent))
                 args += ["--perms", "0755", "--dir", str(parent)]
         args += ["--ro-bind", source, dest]
-    args += ["--remount-ro", "/"]
+    files = [str(connection_file)]
+    args += ["--perms", "0444", "--ro-bind-data", "3", CONNECTION, "--remount-ro", "/"]
     fonts = font_cache()
     if fonts and os.path.isfile(fonts):
+        files.append(fonts)
         args += ["--perms", "0755", "--dir", f"{INSIDE}/mplcache",
-                 "--ro-bind", fonts, f"{INSIDE}/mplcache/{os.path.basename(fonts)}"]
+                 "--perms", "0444", "--ro-bind-data", "4", f"{INSIDE}/mplcache/{os.path.basename(fonts)}"]
     inside_env = {k: v for k, v in env.items() if k in KEEP}
     inside_env.update(HOME=f"{INSIDE}/home", TMPDIR=f"{INSIDE}/tmp", PYTHONPATH=COURSE, PYTHONNOUSERSITE="1",
                       PYTHONDONTWRITEBYTECODE="1", MPLCONFIGDIR=f"{INSIDE}/home/.config/matplotlib",
@@ -233,8 +258,11 @@ def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, proces
     launcher = [python(), "-I", "-S", "-c", LAUNCH, limits, INSIDE]
     kernel_cmd = [unlinked(arg) for arg in kernel_cmd]
     # bwrap and its reaper ignore SIGINT (the grader interrupts a cell by signalling the kernel's process
-    # group, bwrap's included); the kernel itself handles it as it always does
-    return ["/bin/sh", "-c", 'trap "" INT; exec "$0" "$@"', *args, "--", *launcher, *kernel_cmd]
+    # group, bwrap's included); the kernel itself handles it as it always does. The shell opens the files
+    # bwrap copies in as descriptors 3 (and 4).
+    opens = " ".join(f'{3 + i}<"${i + 1}"' for i in range(len(files)))
+    return ["/bin/sh", "-c", f'trap "" INT; exec {opens}; shift {len(files)}; exec "$@"', "sandbox", *files,
+            *args, "--", *launcher, *kernel_cmd]
 
 
 def descendant(pid, depth=2):
@@ -277,10 +305,14 @@ class SandboxedKernelManager(AsyncKernelManager):
     cpu_limit = Integer(0, help="CPU seconds one kernel process may use (0: no limit)").tag(config=True)
     disk_limit = Integer(DISK, help="bytes of the sandbox's writable tmpfs").tag(config=True)
     process_limit = Integer(PROCESSES, help="processes and threads the kernel may have").tag(config=True)
+    cpu_share = Float(watchdogs.SHARE, help="cores the sandbox's processes may use together on average (0: no "
+                      "limit); memory_limit and process_limit also bound them together (grading/watchdog.py)"
+                      ).tag(config=True)
     folder = Unicode("", help="a private folder of the grader's for the connection file and the socket link"
                      ).tag(config=True)
 
     kernel_pid = None  # the kernel's process id (bwrap's is the provisioner's)
+    watchdog = None    # the limits of the whole sandbox (grading/watchdog.py), while the kernel runs
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -341,12 +373,17 @@ class SandboxedKernelManager(AsyncKernelManager):
             await asyncio.sleep(0.01)
         if self.kernel_pid is None:
             raise RuntimeError("the sandboxed kernel did not start")
+        self.watchdog = watchdogs.Watchdog(descendant(outer, 1), self.kernel_pid, memory=self.memory_limit,
+                                           tasks=self.process_limit, share=self.cpu_share).start()
         tmp = self._link.with_suffix(".tmp")
         tmp.unlink(missing_ok=True)
         os.symlink(f"/proc/{self.kernel_pid}/root", tmp)
         os.replace(tmp, self._link)
 
     async def _async_shutdown_kernel(self, now=False, restart=False):
+        if self.watchdog:  # first: a paused sandbox is resumed, so that the kernel can hear the request
+            self.watchdog.stop()
+            self.watchdog = None
         if self.kernel_pid:
             KERNEL_CPU[0] += process_cpu(self.kernel_pid)
             self.kernel_pid = None

@@ -20,6 +20,8 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import nbformat
@@ -30,6 +32,9 @@ from .course import assignments as course_assignments
 from .gradebook import cell_scores
 
 STUDENT = "self"
+# make check's progress: the grader's worker appends each graded part's id to this file as its cell starts
+# (part_started, named by grading/nbgrader_config.py when it is set); the self-check prints them as they come.
+PROGRESS_ENV = "SPECLAB_PROGRESS"
 
 
 def assignments(root=None):
@@ -82,6 +87,59 @@ def _result(root, res):
     return {**out, "parts": parts, "score": sum(p[1] for p in parts), "max": sum(p[2] for p in parts)}
 
 
+def part_started(path, cell=None, cell_index=None, **_):
+    """nbclient's on_cell_start hook (with the path bound: the config that names it travels to make grade's
+    workers), in the grader's worker, never in the student's kernel: a graded cell's id, appended to path."""
+    if cell is not None and cells.is_graded(cell) and cells.grade_id(cell):
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(cells.grade_id(cell) + "\n")
+
+
+class PartProgress:
+    """Prints one line per graded part as the grader reaches it: `  04_tv_distance: part 3/12 test_tv (14 s)`.
+    Reads the file part_started writes, in a thread, while `make grade` runs; stops when told."""
+
+    def __init__(self, path, parts, out=None, every=0.3):
+        self.path, self.out, self.every = Path(path), out or sys.stderr, every
+        self.owner = {gid: (aid, i + 1, len(ids)) for aid, ids in parts.items() for i, gid in enumerate(ids)}
+        self.start, self.seen = time.perf_counter(), 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self.path.touch()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self._show()
+
+    def _run(self):
+        while not self._stop.wait(self.every):
+            self._show()
+
+    def _show(self):
+        try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return
+        for gid in lines[self.seen:]:
+            aid, i, n = self.owner.get(gid, ("", 0, 0))
+            where = f"{aid}: part {i}/{n}" if aid else "part"
+            print(f"  {where} {gid} ({time.perf_counter() - self.start:.0f} s)", file=self.out, flush=True)
+        self.seen = len(lines)
+
+
+def graded_parts(root, aid):
+    """The ids of aid's graded cells, in order, from its student copy (or its source)."""
+    for path in (Path(root) / "notebooks" / aid / f"{aid}.ipynb", Path(root) / "solutions" / aid / f"{aid}.ipynb"):
+        if path.is_file():
+            return [cells.grade_id(c) for c in nbformat.read(path, as_version=4).cells if cells.is_graded(c)]
+    return []
+
+
 def sandbox_or_say(out=None):
     """True if the sandbox can start here; else one line saying the check runs without it, and False."""
     from .sandbox import available
@@ -126,8 +184,23 @@ def check_many(items, timeout=None, root=None, workers=None, memory_limit=None, 
 
             if sandbox is None:
                 sandbox = sandbox_or_say()
-            for res in grade(scratch, workers=workers or min(len(students), os.cpu_count() or 1), cell_timeout=timeout,
-                             memory_limit=memory_limit, quiet=True, export=False, on_result=step, sandbox=sandbox):
+            parts = {aid: graded_parts(root, aid) for _, aid in students}
+            print(f"grading {', '.join(sorted(parts))}: each notebook runs top to bottom in a fresh kernel "
+                  f"(seconds to a minute each); a line as each of its {sum(map(len, parts.values()))} graded "
+                  "part(s) starts", file=sys.stderr, flush=True)
+            old = os.environ.get(PROGRESS_ENV)
+            os.environ[PROGRESS_ENV] = str(scratch / "progress.txt")
+            try:
+                with PartProgress(scratch / "progress.txt", parts):
+                    graded = grade(scratch, workers=workers or min(len(students), os.cpu_count() or 1),
+                                   cell_timeout=timeout, memory_limit=memory_limit, quiet=True, export=False,
+                                   on_result=step, sandbox=sandbox)
+            finally:
+                if old is None:
+                    os.environ.pop(PROGRESS_ENV, None)
+                else:
+                    os.environ[PROGRESS_ENV] = old
+            for res in graded:
                 results[students[(res.student, res.aid)]] = _result(scratch, res)
     return results
 

@@ -283,3 +283,20 @@ def mss_acceptance_curve(p, q, n_max):
         s = d.sum(axis=-1, keepdims=True)
         r = np.where(s > 0, d / np.where(s > 0, s, 1.0), r)
     return np.stack(out, axis=-1)
+
+
+# --- notebook 09's break-it: the measure and the diagnosis ------------------------------------
+
+def sampled_tv(sampler, p, q, n, trials, rng):
+    """TV distance between the frequencies of `trials` tokens from sampler(p, q, n, rng) and p: the damage of a
+    sampler as a measurement sees it, noise floor included (09's measure, run on the student's own sampler)."""
+    p = np.asarray(p, dtype=float)
+    counts = np.bincount([int(sampler(p, q, n, rng)) for _ in range(trials)], minlength=len(p))
+    return 0.5 * float(np.abs(counts / trials - p).sum())
+
+
+def shortcut_favours(p, q, n, tol=1e-12):
+    """The tokens the shortcut with n candidates emits more often than p (by more than tol), sorted: those where
+    norm(min(p, q)) exceeds residual(p, q), for n >= 2 (09's diagnosis), read off its exact output."""
+    gap = exact_output(p, q, n, "shortcut") - np.asarray(p, dtype=float)
+    return [int(y) for y in np.flatnonzero(gap > tol)]

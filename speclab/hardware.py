@@ -300,6 +300,54 @@ def slower_batch(step, target, draft, acc, a, k, ctx, overhead):
     return None
 
 
+# --- each deployment at its own best (07's break-it) --------------------------------------
+
+
+def plain_max_batch(target, acc, ctx):
+    """The largest batch plain decoding fits in acc["memory"]: the target's weights and, per sequence,
+    the target's KV cache only (it holds no draft), so more sequences fit than speculation holds."""
+    free = acc["memory"] - weight_bytes(target)
+    per_seq = kv_cache_bytes(target, ctx)
+    if free < 0:
+        return 0
+    return math.inf if per_seq == 0 else int(free // per_seq)
+
+
+def best_gain(step, target, draft, acc, a, k, ctx, overhead):
+    """Notebook 07's break-it measure: tokens per second of the best speculative deployment over
+    those of the best plain one, each at the batch (among those that fit its own memory) that
+    serves it best.
+
+    Plain decoding at batch B yields B tokens per step(target, acc, 1, ctx, B); a speculative round
+    at batch B yields B * expected_tokens(a, k) tokens in k draft steps, step(draft, acc, 1, ctx, B)
+    + overhead each, and one verify pass step(target, acc, k + 1, ctx, B). Plain fits
+    plain_max_batch sequences, speculation max_batch (both models, both caches).
+    """
+    tokens = expected_tokens(a, k)
+    plain = max(b / step(target, acc, 1, ctx, b) for b in range(1, plain_max_batch(target, acc, ctx) + 1))
+    spec = max(b * tokens / (k * (step(draft, acc, 1, ctx, b) + overhead) + step(target, acc, k + 1, ctx, b))
+               for b in range(1, max_batch(target, draft, acc, ctx) + 1))
+    return spec / plain
+
+
+FLIP_CONTEXTS = (256, 16384)   # the contexts flip_context searches, inclusive
+
+
+def flip_context(step, target, draft, acc, a, k, overhead, lo=FLIP_CONTEXTS[0], hi=FLIP_CONTEXTS[1]):
+    """Notebook 07's break-it diagnosis: the shortest context in lo..hi at which the best speculative
+    deployment serves strictly more tokens per second than the best plain one (best_gain > 1); None
+    if it does at none. Bisection: it assumes the gain crosses 1 once, from below, as the context
+    grows (true of every deployment 07's tests pass; checked there by a full scan)."""
+    def wins(ctx):
+        return best_gain(step, target, draft, acc, a, k, ctx, overhead) > 1
+    if not wins(hi):
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if wins(mid) else (mid + 1, hi)
+    return lo
+
+
 # --- one deployment over every batch (the numbers 07's widget draws) ----------------------
 
 CONTEXTS = (512, 1024, 2048, 4096, 8192, 16384)

@@ -8,9 +8,17 @@ one token less when all k drafts were kept (the draft feeds `context[cache.lengt
 Randomness follows the course contract (speclab.sampling): the k draft tokens, then position by
 position an accept test and on rejection one residual sample, after k acceptances one bonus sample.
 The round's logic is speclab.speculative.verify_drafts, the one copy every round in speclab runs.
+
+Measurements: every timing is CPU time of the process (time.process_time), one BLAS thread, repeated
+in interleaved passes and summarised by spread() (median and middle half): forward_times (a forward
+against block size), generation_times (plain against speculative decoding, with the time inside the
+forwards split out by Timed). damage_by_position measures a stale-cache loop's damage exactly on any
+loop with the course's signature; KneserNey is the n-gram baseline of notebook 10's cross-entropies,
+scored on held_out() text (code without its docstrings and comments).
 """
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -154,12 +162,6 @@ def acceptance_by_position(target, draft, tokens):
     return np.minimum(teacher_forced(target, tokens), teacher_forced(draft, tokens)).sum(axis=1)
 
 
-def cross_entropy(model, tokens):
-    """Mean nats per character the model pays on `tokens` (each window starts a fresh cache)."""
-    p = teacher_forced(model, tokens)[:-1]
-    return float(-np.log(p[np.arange(len(p)), tokens[1:]]).mean())
-
-
 def stale_positions(run):
     """[(context, rejected)] for every round of `run` that ended in a rejection: the text after that
     round, and the drafts a decoder that forgets the rollback leaves in the target's cache (the
@@ -183,59 +185,301 @@ def stale_cache_tv(target, context, rejected):
     return tv_distance(target.probs(context[-1:], clean)[0], target.probs(context[-1:], stale)[0])
 
 
-def forward_seconds(model, n_tokens, at=64, repeat=9):
-    """Median seconds of one forward over n_tokens new tokens with `at` tokens already cached
-    (one BLAS thread; the cache is rolled back between repeats)."""
-    cache = model.new_cache()
-    model.forward(list(range(32, 32 + at)), cache)
-    times = []
+# --- held-out text ------------------------------------------------------------------------------
+
+def code_lines(text):
+    """The lines of Python source that are code: docstrings (and other triple-quoted strings),
+    comments and blank lines left out, so that a "held-out code" sample is not mostly English."""
+    out, inside = [], None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if inside:
+            if inside in stripped:
+                inside = None
+            continue
+        for quote in ('"""', "\'\'\'"):
+            if quote in stripped and stripped.count(quote) % 2 == 1:
+                inside = quote
+        if inside or not stripped or stripped.startswith("#") or stripped.startswith(('"""', "\'\'\'")):
+            continue
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+@lru_cache(maxsize=None)
+def _held_out_text(name):
+    from .ngram import load_corpus
+    text = load_corpus(name)
+    return code_lines(text) if name == "code" else text
+
+
+def held_out(name, chars=2048, start=0):
+    """Tokens of notebook 08's corpora, which the models never saw in training: "code" is Python code
+    with its docstrings and comments removed (data/corpora/code_stdlib.txt), "prose" the Jargon File's
+    essays (prose_jargon.txt); `chars` characters from `start`."""
+    from .transformer import encode
+    return encode(_held_out_text(name)[start:start + chars])
+
+
+# --- measurements ---------------------------------------------------------------------------------
+
+def cross_entropy(model, tokens, keep=64):
+    """Mean nats per character the model pays on tokens[keep:], each character predicted with at least
+    `keep` characters before it in view: windows of CONTEXT tokens that overlap by `keep`, of which only
+    the last CONTEXT - keep positions are scored (a fresh cache per window)."""
+    from .transformer import CONTEXT
+    tokens = list(tokens)
+    step, losses = CONTEXT - keep, []
+    for s in range(keep, len(tokens) - 1, step):
+        window = tokens[s - keep:min(s + step + 1, len(tokens))]
+        p = model.probs(window[:-1], model.new_cache())[keep - 1:]
+        nxt = np.array(window[keep:])
+        losses.append(-np.log(p[np.arange(len(nxt)), nxt]))
+    return float(np.concatenate(losses).mean())
+
+
+def cpu_time(fn):
+    """CPU seconds of the process for one call of fn() (time.process_time: the time this process
+    ran, not the time it waited for a machine busy with other work)."""
+    start = time.process_time()
+    fn()
+    return time.process_time() - start
+
+
+def cpu_time_per_call(fn):
+    """CPU seconds of one call of fn(), calling it again until the clock has moved: where the process's
+    CPU clock ticks coarsely (a grading run once read 0 s for a whole forward), the time of several
+    calls, divided by their number, instead of a zero."""
+    start, calls = time.process_time(), 0
+    while True:
+        fn()
+        calls += 1
+        elapsed = time.process_time() - start
+        if elapsed > 0:
+            return elapsed / calls
+
+
+def interleaved(calls, repeat):
+    """{label: array of `repeat` CPU-time measurements} of calls ({label: fn}): each pass runs every
+    call once (cpu_time_per_call), in order, so that a slow moment of the machine hits all of them
+    alike; one BLAS thread."""
+    out = {label: [] for label in calls}
     with threadpool_limits(1):
         for _ in range(repeat):
-            t = time.perf_counter()
-            model.forward([65] * n_tokens, cache)
-            times.append(time.perf_counter() - t)
-            cache.truncate(at)
-    return float(np.median(times))
+            for label, fn in calls.items():
+                out[label].append(cpu_time_per_call(fn))
+    return {label: np.array(v) for label, v in out.items()}
 
 
-def time_generation(fn, repeat=5):
-    """Seconds of fn() for each of `repeat` runs, one BLAS thread."""
-    out = []
-    with threadpool_limits(1):
-        for _ in range(repeat):
-            t = time.perf_counter()
-            fn()
-            out.append(time.perf_counter() - t)
-    return out
+def spread(values):
+    """(median, 25th percentile, 75th percentile): the middle and the middle half of repeated measurements."""
+    lo, mid, hi = np.percentile(values, [25, 50, 75])
+    return float(mid), float(lo), float(hi)
 
 
-def tokens_per_second(target, draft, prompt, n, ks, repeat=3, seed=0):
-    """{"plain": [tokens/s per repeat], k: [...] for k in ks}: the runs interleaved (plain, k=ks[0],
-    ..., then again), one BLAS thread, each run seeded the same (seed + repeat index)."""
-    out = {"plain": []} | {k: [] for k in ks}
+def forward_times(models, sizes, repeat=15, at=64):
+    """{(label, n): CPU seconds of one forward over n new tokens, one per pass} for models ({label:
+    model}) with `at` tokens already cached; every (label, n) once per pass, interleaved (interleaved())."""
+    calls = {}
+    for label, model in models.items():
+        cache = model.new_cache()
+        model.forward(list(range(32, 32 + at)), cache)
+        for n in sizes:
+            def one(model=model, cache=cache, n=n):
+                model.forward([65] * n, cache)
+                cache.truncate(at)
+            calls[label, n] = one
+    return interleaved(calls, repeat)
+
+
+class Timed:
+    """A model that adds up the CPU time spent inside its forwards (.forward_seconds) and the positions
+    they computed (.positions). probs() computes exactly what Transformer.probs does; its float64
+    softmax counts as time outside the forward, as does everything else a decoding loop does."""
+
+    def __init__(self, model):
+        self.model, self.forward_seconds, self.positions, self.calls = model, 0.0, 0, 0
+
+    def new_cache(self):
+        return self.model.new_cache()
+
+    def forward(self, tokens, cache):
+        start = time.process_time()
+        out = self.model.forward(tokens, cache)
+        self.forward_seconds += time.process_time() - start
+        self.positions += len(tokens)
+        self.calls += 1
+        return out
+
+    def probs(self, tokens, cache, temperature=1.0):
+        from .transformer import softmax
+        return softmax(self.forward(tokens, cache).astype(np.float64) / temperature)
+
+
+@dataclass
+class Timing:
+    """One timed generation: its Run (None for plain decoding) and its CPU seconds, in all and inside the
+    target's and the draft's forwards."""
+    run: object
+    seconds: float
+    target_seconds: float
+    draft_seconds: float
+    target_calls: int
+
+    @property
+    def outside(self):
+        """Seconds outside every forward: sampling, the accept tests, the softmax, Python's bookkeeping."""
+        return self.seconds - self.target_seconds - self.draft_seconds
+
+
+def generation_times(target, drafts, prompt, n, repeat=5, seed=0):
+    """{"plain": [Timing per pass], label: [...] for label in drafts}: `drafts` maps a label to (draft
+    model, k or a drafter for speculative_generate's k). Each pass generates n tokens after `prompt`
+    with every configuration, plain decoding first, seeded seed + pass, interleaved; CPU time, one BLAS thread."""
+    out = {"plain": []} | {label: [] for label in drafts}
     with threadpool_limits(1):
         for r in range(repeat):
-            for key in out:
+            for label in out:
+                t = Timed(target)
+                d = Timed(drafts[label][0]) if label != "plain" else None
+                run = Run([]) if d is not None else None
                 rng = np.random.default_rng(seed + r)
-                t = time.perf_counter()
-                if key == "plain":
-                    plain_generate(target, prompt, n, rng)
+                if d is None:
+                    seconds = cpu_time(lambda: plain_generate(t, prompt, n, rng))
                 else:
-                    speculative_generate(target, draft, prompt, n, key, rng)
-                out[key].append(n / (time.perf_counter() - t))
+                    seconds = cpu_time(lambda: speculative_generate(t, d, prompt, n, drafts[label][1], rng, run))
+                out[label].append(Timing(run, seconds, t.forward_seconds, d.forward_seconds if d else 0.0, t.calls))
     return out
 
 
-def timed_runs(target, draft, prompt, n, drafters, seeds):
-    """{label: [(Run, tokens per second) for each seed]} for `drafters` ({label: k or a drafter for
-    speculative_generate's `k`}), the runs interleaved (every label with seed 0, then seed 1, ...) so
-    that a slow moment of the machine hits them all alike; one BLAS thread."""
-    out = {label: [] for label in drafters}
-    with threadpool_limits(1):
-        for seed in seeds:
-            for label, k in drafters.items():
-                run = Run([])
-                t = time.perf_counter()
-                speculative_generate(target, draft, prompt, n, k, np.random.default_rng(seed), run)
-                out[label].append((run, n / (time.perf_counter() - t)))
+def speedups(times, label):
+    """Measured speedups of `label` over plain decoding, one per pass (the two timed in the same pass)."""
+    return np.array([p.seconds / s.seconds for p, s in zip(times["plain"], times[label])])
+
+
+# --- the stale cache, measured on any loop --------------------------------------------------------
+
+class _Recording:
+    """A target that hands its rows out as usual and records, for every forward, the rows it returned
+    and the tokens it was fed."""
+
+    def __init__(self, model):
+        self.model, self.calls = model, []
+
+    def new_cache(self):
+        return self.model.new_cache()
+
+    def forward(self, tokens, cache):
+        out = self.model.forward(tokens, cache)
+        self.calls.append(([int(t) for t in tokens], out))
+        return out
+
+    def probs(self, tokens, cache, temperature=1.0):
+        from .transformer import softmax
+        return softmax(self.forward(tokens, cache).astype(np.float64) / temperature)
+
+
+def damage_by_position(loop, target, draft, prompt, n, k, seed):
+    """TV, at each of the n output positions, between the target distribution `loop` used to decide
+    that token and the target's true next-token distribution after the text before it.
+
+    `loop(target, draft, prompt, n, k, rng)` is any speculative loop that verifies with one target
+    forward per round over (the tokens the target has not been fed) + the k drafts, the course's
+    contract. Round r's rows come from its forward's last k + 1 rows; row i decided the round's i-th
+    token. The true distributions come from one clean forward over the whole text. A correct loop
+    scores float32 rounding (about 1e-7) everywhere: the floor of this measurement. Returns (tv, kept):
+    an array of n TVs and the drafts each round kept."""
+    from .transformer import softmax
+    rec = _Recording(target)
+    out = [int(t) for t in loop(rec, draft, list(prompt), n, k, np.random.default_rng(seed))]
+    text = list(prompt) + out
+    clean = target.probs(text[:-1], target.new_cache())[len(prompt) - 1:]
+    tv, pos, rounds = np.full(n, np.nan), 0, []
+    for tokens, logits in rec.calls:
+        if pos >= n:
+            break
+        drafted = tokens[-k:]
+        rows = softmax(logits[-(k + 1):].astype(np.float64))
+        kept = 0
+        while kept < k and pos + kept < n and out[pos + kept] == drafted[kept]:
+            kept += 1
+        for i in range(min(kept + 1, n - pos)):
+            tv[pos + i] = tv_distance(rows[i], clean[pos + i])
+        rounds.append(kept)
+        pos += kept + 1
+    return tv, rounds
+
+
+def junk_in_cache(kept, k):
+    """For each token a stale-cache loop emits, in order, how many rejected drafts sit in the target's
+    cache when the rows that decided it are computed: round r's tokens (kept[r] + 1 of them) are decided
+    by rows computed with the junk of the rounds before it, k - kept[s] for each earlier round s.
+    The reference for notebook 10's Diagnose exercise."""
+    out, junk = [], 0
+    for a in kept:
+        out += [junk] * (a + 1)
+        junk += k - a
     return out
+
+
+# --- a character n-gram with Kneser-Ney smoothing: the baseline a neural model must beat ------------
+
+class KneserNey:
+    """Interpolated Kneser-Ney over characters (Chen & Goodman 1998, section 3.5), counted with NumPy.
+
+    Order N: the highest order uses counts, every lower order continuation counts (how many distinct
+    characters precede an n-gram), one absolute discount per order D = n1 / (n1 + 2 n2), and the
+    lowest order is interpolated with the uniform 1/V. Tokens are ints below V (ASCII codes here)."""
+
+    def __init__(self, tokens, order, V=128):
+        self.order, self.V = order, V
+        ids = np.asarray(tokens, dtype=np.int64)
+        grams = {m: self._codes(ids, m) for m in range(1, order + 1)}
+        self.tables = {}
+        for m in range(1, order + 1):
+            if m == order:
+                codes, counts = np.unique(grams[m], return_counts=True)
+            else:   # continuation counts: distinct left neighbours of each m-gram
+                longer = np.unique(grams[m + 1])
+                codes, counts = np.unique(longer % V ** m, return_counts=True)
+            n1, n2 = (counts == 1).sum(), (counts == 2).sum()
+            D = n1 / (n1 + 2 * n2) if n1 + n2 else 0.5
+            ctx, first = np.unique(codes // V, return_index=True)
+            totals = np.add.reduceat(counts, first)
+            types = np.diff(np.append(first, len(codes)))
+            self.tables[m] = (codes, counts, ctx, totals, types, D)
+
+    def _codes(self, ids, m):
+        code = np.zeros(len(ids) - m + 1, dtype=np.int64)
+        for j in range(m):
+            code = code * self.V + ids[j:len(ids) - m + 1 + j]
+        return code
+
+    @staticmethod
+    def _lookup(sorted_keys, values, keys):
+        i = np.clip(np.searchsorted(sorted_keys, keys), 0, len(sorted_keys) - 1)
+        return np.where(sorted_keys[i] == keys, values[i], 0)
+
+    def next_probs(self, tokens):
+        """p(tokens[i] | up to order - 1 characters before it) for every i >= 1: an array of len - 1."""
+        ids = np.asarray(tokens, dtype=np.int64)
+        pos = np.arange(1, len(ids))
+        p = np.full(len(pos), 1.0 / self.V)
+        for m in range(1, self.order + 1):
+            codes, counts, ctx_keys, totals, types, D = self.tables[m]
+            ok = pos >= m - 1                                  # a context of m - 1 characters exists
+            c = np.zeros(len(pos), dtype=np.int64)
+            for j in range(m - 1, 0, -1):
+                c = c * self.V + np.where(ok, ids[np.maximum(pos - j, 0)], 0)
+            gram = c * self.V + ids[pos]
+            total = self._lookup(ctx_keys, totals, c)
+            seen = ok & (total > 0)
+            count = self._lookup(codes, counts, gram)
+            mass = self._lookup(ctx_keys, types, c) * D
+            safe = np.where(seen, total, 1)
+            p = np.where(seen, np.maximum(count - D, 0) / safe + mass / safe * p, p)
+        return p
+
+    def cross_entropy(self, tokens, first=1):
+        """Mean nats per character on tokens[first:] (realspec.cross_entropy scores tokens[keep:])."""
+        return float(-np.log(self.next_probs(tokens)[first - 1:]).mean())

@@ -243,7 +243,13 @@ def cost_ratio(draft, target, contexts, repeat=9):
     for _ in range(repeat):
         t_target.append(seconds_per_call(target, contexts, repeat=1))
         t_draft.append(seconds_per_call(draft, contexts, repeat=1))
-    return min(t_draft) / min(t_target)
+    if min(t_draft) > 0 and min(t_target) > 0:
+        return min(t_draft) / min(t_target)
+    # A coarse CPU clock (a sandbox's, under load) can read 0 for a pass of a few milliseconds: then the
+    # totals of all passes, and if even those read 0, longer passes.
+    if sum(t_draft) > 0 and sum(t_target) > 0:
+        return sum(t_draft) / sum(t_target)
+    return cost_ratio(draft, target, list(contexts) * 4, repeat)
 
 
 # --- showing a generation ------------------------------------------------------------------
@@ -259,3 +265,12 @@ def coloured_html(tokens, kinds, alpha, colors):
                       for k in ("accepted", "resampled", "bonus"))
     return (f'<div style="font-size:11px">{legend}</div>'
             f'<pre style="white-space:pre-wrap;font-size:12px;line-height:1.35;margin:0">{"".join(spans)}</pre>')
+
+
+def damage_from_copies(px):
+    """Notebook 08's break-it diagnosis: the mean TV per position between what the resample-p shortcut emits
+    and p, from the target's probabilities px of the proposed copies alone. Only the copy x gains (it comes
+    out with p(x) + (1 - p(x)) p(x)); every other token loses the factor 1 - p(x), so one position's TV is
+    p(x) (1 - p(x)), whatever the rest of p."""
+    px = np.asarray(px, dtype=float)
+    return float(np.mean(px * (1 - px)))

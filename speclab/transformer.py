@@ -4,7 +4,7 @@ The layout is GPT-2's (pre-LayerNorm blocks, learned positions, tanh-GELU), char
 are ASCII codes 0..127. `data/models/make_models.py` trained the shipped weights with PyTorch; this
 file is the only forward the course runs, and tests check it against PyTorch's logits.
 
-    target = load("target")                  # 4 layers, d = 256
+    target = load("target")                  # 4 layers, d = 192
     cache = target.new_cache()
     logits = target.forward(encode("def f(x"), cache)   # prefill: one row of logits per token
     logits = target.forward([ord(")")], cache)          # one more token; the cache grows by 1
@@ -98,6 +98,7 @@ class Transformer:
         if L + n > CONTEXT:
             raise ValueError(f"{L} + {n} tokens exceed the models' context of {CONTEXT}")
         hd = self.d // H
+        scale = np.float32(1 / np.sqrt(hd))   # a float64 scalar here would promote every activation after it
         x = w["wte"][tokens] + w["wpe"][L:L + n]
         mask = np.triu(np.full((n, n), -np.inf, np.float32), 1) if n > 1 else None
         for i in range(self.n_layer):
@@ -105,7 +106,7 @@ class Transformer:
             qkv = layer_norm(x, w[p + "ln1.g"], w[p + "ln1.b"]) @ w[p + "qkv.w"] + w[p + "qkv.b"]
             q, k, v = qkv.reshape(n, 3, H, hd).transpose(1, 2, 0, 3)   # each (H, n, hd)
             cache.k[i, :, L:L + n], cache.v[i, :, L:L + n] = k, v
-            att = q @ cache.k[i, :, :L + n].transpose(0, 2, 1) * (1.0 / np.sqrt(hd))  # (H, n, L+n)
+            att = q @ cache.k[i, :, :L + n].transpose(0, 2, 1) * scale  # (H, n, L+n)
             if mask is not None:
                 att[:, :, L:] += mask
             a = softmax(att) @ cache.v[i, :, :L + n]                   # (H, n, hd)
@@ -124,6 +125,21 @@ class Transformer:
         """Bytes of the weights one forward reads (the blocks it runs, the embeddings' rows aside)."""
         blocks = sum(v.size for k, v in self.w.items() if k[0] == "h" and k[1].isdigit() and int(k[1:k.index(".")]) < self.n_layer)
         return (blocks + self.w["head"].size + self.w["ln_f.g"].size * 2) * bytes_per_param
+
+
+def hollow(model, d=None, seed=0):
+    """A model with `model`'s layers, heads and code path but a width of d (the number of heads by
+    default, one number per head): its arithmetic is next to nothing, so its forward's time is what
+    the NumPy calls themselves cost. Random weights; it predicts nothing."""
+    d = d or model.n_head
+    rng = np.random.default_rng(seed)
+    shapes = {"wte": (V, d), "wpe": (CONTEXT, d), "ln_f.g": (d,), "ln_f.b": (d,), "head": (d, V)}
+    for i in range(model.n_layer):
+        shapes |= {f"h{i}.ln1.g": (d,), f"h{i}.ln1.b": (d,), f"h{i}.ln2.g": (d,), f"h{i}.ln2.b": (d,),
+                   f"h{i}.qkv.w": (d, 3 * d), f"h{i}.qkv.b": (3 * d,), f"h{i}.proj.w": (d, d), f"h{i}.proj.b": (d,),
+                   f"h{i}.fc.w": (d, 4 * d), f"h{i}.fc.b": (4 * d,), f"h{i}.out.w": (4 * d, d), f"h{i}.out.b": (d,)}
+    w = {k: (0.1 * rng.standard_normal(shape)).astype(np.float32) for k, shape in shapes.items()}
+    return Transformer(w, model.n_layer, model.n_head, d, f"{model.name} (hollow, d = {d})")
 
 
 _LOADED = {}

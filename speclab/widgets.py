@@ -56,6 +56,16 @@ def slider(value, lo, hi, step, description, fmt=None, continuous=True):
                          style={"description_width": "initial"})
 
 
+def log_slider(value, lo, hi, description, continuous=True):
+    """An int slider whose stops are spaced evenly in log scale: every power of two from lo to hi and
+    the half-way stop 1.5x each (1, 2, 3, 4, 6, 8, 12, ...). ipywidgets has no log IntSlider, and a
+    linear one from 1 to 1024 puts every batch below 100 in its first few pixels."""
+    stops = sorted({n for p in range(0, hi.bit_length() + 1) for n in (2 ** p, 3 * 2 ** p // 2)
+                    if lo <= n <= hi and n >= 1} | {value})
+    return W.SelectionSlider(options=stops, value=value, description=description, continuous_update=continuous,
+                             style={"description_width": "initial"})
+
+
 def dropdown(options, value, description):
     return W.Dropdown(options=options, value=value, description=description,
                       style={"description_width": "initial"})

@@ -16,7 +16,7 @@ once by each, in fresh copies of one course:
 The machine is shared and its load drifts, so the class is split in two halves and the runs go
 stock, ours/1, ours/N on the first half, then ours/N, ours/1, stock on the second: a steady drift
 costs every setting alike. Only ratios measured within one run mean anything here. Both graders
-run the kernels with the same environment (grading.grade.pool.WORKER_ENV: Agg backend, one BLAS
+run the kernels with the same environment (grading.grade.pool.WORKER_ENV: inline backend, one BLAS
 thread), so the ratios measure the graders, not a backend. Goals (issue 16): ours/1 at most 1.1x
 stock's time (per core), ours/N at least 1.8x faster than stock on 2 cores.
 

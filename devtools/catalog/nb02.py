@@ -357,64 +357,68 @@ def emitted_distribution(p, q, r, accept):
 """,
         },
     },
-    "swapped_damage": {
+    "swapped_excess": {
         "wrong": {
-            "TV without the 0.5": ("""
-def swapped_damage(p, q, r):
-    return float(np.abs(emitted_distribution(p, q, r, swapped_accept_prob) - p).sum())
-""", "0.25"),
-            "measures the correct rule, not the broken one": """
-def swapped_damage(p, q, r):
-    return 0.5 * float(np.abs(emitted_distribution(p, q, r, accept_prob) - p).sum())
+            "the over-proposed tokens with their whole q (the kept part, not the excess)": ("""
+def swapped_excess(p, q):
+    return {x: float(q[x]) for x in range(len(p)) if q[x] > p[x]}
+""", "too often"),
+            "every token with q - p, negative excesses included": """
+def swapped_excess(p, q):
+    return {x: float(q[x] - p[x]) for x in range(len(p))}
 """,
-            "distance from q instead of from p": """
-def swapped_damage(p, q, r):
-    return 0.5 * float(np.abs(emitted_distribution(p, q, r, swapped_accept_prob) - q).sum())
+            "the under-proposed tokens (what falls short)": """
+def swapped_excess(p, q):
+    return {x: float(p[x] - q[x]) for x in range(len(p)) if p[x] > q[x]}
 """,
-            "TV(p, q) itself, true only with the residual as fallback": ("""
-def swapped_damage(p, q, r):
-    return 0.5 * float(np.abs(np.asarray(p) - np.asarray(q)).sum())
-""", "fallback r you are given"),
-            "the overshoot of the kept part only": """
-def swapped_damage(p, q, r):
-    kept = np.array([q[x] * swapped_accept_prob(p, q, x) if q[x] > 0 else 0.0 for x in range(len(q))])
-    return float(np.maximum(0, kept - p).sum())
+            "the correct rule's kept mass against p (no excess anywhere)": """
+def swapped_excess(p, q):
+    return {}
 """,
-            "returns the vector of differences": """
-def swapped_damage(p, q, r):
-    return 0.5 * np.abs(emitted_distribution(p, q, r, swapped_accept_prob) - p)
+            "p as the fallback (no_resample's) instead of the residual": """
+def swapped_excess(p, q):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    kept = np.where(p > 0, q * np.minimum(1.0, q / np.where(p > 0, p, 1.0)), q)
+    out = kept + (1 - kept.sum()) * p
+    return {x: float(out[x] - p[x]) for x in range(len(p)) if out[x] > p[x] + 1e-12}
 """,
-            "largest single difference instead of TV": """
-def swapped_damage(p, q, r):
-    return float(np.abs(emitted_distribution(p, q, r, swapped_accept_prob) - p).max())
+            "tokens the target never emits left out": """
+def swapped_excess(p, q):
+    return {x: float(q[x] - p[x]) for x in range(len(p)) if q[x] > p[x] and p[x] > 0}
 """,
+            "a list of tokens, not a dict": ("""
+def swapped_excess(p, q):
+    return [x for x in range(len(p)) if q[x] > p[x]]
+""", "dict"),
+            "computed with emitted_distribution (the text asks for the mechanism)": ("""
+def swapped_excess(p, q):
+    miss = np.maximum(0.0, np.asarray(p) - np.asarray(q))
+    out = emitted_distribution(p, q, miss / miss.sum() if miss.sum() > 0 else p, swapped_accept_prob)
+    return {x: float(out[x] - p[x]) for x in range(len(p)) if out[x] - p[x] > 1e-12}
+""", "answer from p and q themselves"),
         },
         "right": {
-            "sum of the positive part": """
-def swapped_damage(p, q, r):
-    out = emitted_distribution(p, q, r, swapped_accept_prob)
-    return float(np.maximum(out - np.asarray(p), 0).sum())
+            "written out by hand: kept q * min(1, q/p), plus the residual's share": """
+def swapped_excess(p, q):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    kept = np.array([q[x] if p[x] == 0 else q[x] * min(1.0, q[x] / p[x]) for x in range(len(p))])
+    miss = np.maximum(0.0, p - q)
+    r = miss / miss.sum() if miss.sum() > 0 else p
+    out = kept + (1 - kept.sum()) * r
+    return {x: float(out[x] - p[x]) for x in range(len(p)) if out[x] - p[x] > 1e-12}
 """,
-            "a plain loop": """
-def swapped_damage(p, q, r):
-    out = emitted_distribution(p, q, r, swapped_accept_prob)
-    total = 0.0
-    for a, b in zip(out, p):
-        total += abs(a - b)
-    return total / 2
+            "numpy: the positive part of q - p": """
+def swapped_excess(p, q):
+    d = np.asarray(q, dtype=float) - np.asarray(p, dtype=float)
+    return {int(x): float(d[x]) for x in np.flatnonzero(d > 0)}
 """,
         },
         "delegate": {
-            "the course's tv_distance on the course's broken step": """
-from speclab.speculative import tv_distance
+            "the course's broken step through speclab.onetoken": """
 from speclab import onetoken
-def swapped_damage(p, q, r):
-    return tv_distance(onetoken.emitted_distribution(p, q, r, onetoken.swapped_accept_prob), p)
-""",
-            "another notebook's tv_distance on the student's own step": """
-import speclab
-def swapped_damage(p, q, r):
-    return speclab.speculative.tv_distance(emitted_distribution(p, q, r, swapped_accept_prob), p)
+def swapped_excess(p, q):
+    out = onetoken.emitted_distribution(p, q, onetoken.residual(p, q), onetoken.swapped_accept_prob)
+    return {x: float(out[x] - p[x]) for x in range(len(p)) if out[x] - p[x] > 1e-12}
 """,
         },
     },

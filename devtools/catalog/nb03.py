@@ -345,71 +345,15 @@ def resample_sample(p, q, rng):
 """,
         },
     },
-    "simulated_tv": {
-        "wrong": {
-            "counts, not frequencies": edit(
-                "return 0.5 * float(np.abs(counts / n - np.asarray(p, dtype=float)).sum())",
-                "return 0.5 * float(np.abs(counts - p).sum())"),
-            "TV without the 0.5": edit(
-                "return 0.5 * float(np.abs(counts / n - np.asarray(p, dtype=float)).sum())",
-                "return float(np.abs(counts / n - p).sum())"),
-            "compares with q instead of p": edit(
-                "return 0.5 * float(np.abs(counts / n - np.asarray(p, dtype=float)).sum())",
-                "return 0.5 * float(np.abs(counts / n - q).sum())"),
-            "one sample too few (range(n - 1))": edit(
-                ("for _ in range(n):", "for _ in range(n - 1):"),
-                ("return 0.5 * float(np.abs(counts / n - np.asarray(p, dtype=float)).sum())", "return 0.5 * float(np.abs(counts / (n - 1) - np.asarray(p, dtype=float)).sum())")),
-            "its own generator instead of rng": edit(
-                ("counts = np.zeros(len(p))", '''
-mine = np.random.default_rng(0)
-counts = np.zeros(len(p))
-'''),
-                ("counts[sampler(p, q, rng)] += 1", "counts[sampler(p, q, mine)] += 1")),
-            "counts only the tokens that came out (np.unique)": """
-def simulated_tv(sampler, p, q, n, rng):
-    tokens, counts = np.unique([sampler(p, q, rng) for _ in range(n)], return_counts=True)
-    return 0.5 * float(np.abs(counts / n - np.asarray(p)[tokens]).sum())
-""",
-            "bincount without minlength: never-drawn tokens at the end are dropped": ("""
-def simulated_tv(sampler, p, q, n, rng):
-    counts = np.bincount([sampler(p, q, rng) for _ in range(n)])
-    return 0.5 * float(sum(abs(c / n - x) for c, x in zip(counts, p)))
-""", "including the last"),
-            "largest single gap instead of the sum": edit(
-                "return 0.5 * float(np.abs(counts / n - np.asarray(p, dtype=float)).sum())",
-                "return float(np.abs(counts / n - p).max())"),
-        },
-        "right": {
-            "bincount": """
-def simulated_tv(sampler, p, q, n, rng):
-    draws = [sampler(p, q, rng) for _ in range(n)]
-    freq = np.bincount(draws, minlength=len(p)) / n
-    return 0.5 * np.abs(freq - p).sum()
-""",
-            "a dictionary of counts": """
-def simulated_tv(sampler, p, q, n, rng):
-    seen = {}
-    for _ in range(n):
-        t = sampler(p, q, rng)
-        seen[t] = seen.get(t, 0) + 1
-    return sum(abs(seen.get(x, 0) / n - p[x]) for x in range(len(p))) / 2
-""",
-        },
-        "delegate": {
-            "the distance handed to the course's tv_distance (notebook 04)": """
-from speclab.speculative import tv_distance as tv
-def simulated_tv(sampler, p, q, n, rng):
-    freq = np.bincount([sampler(p, q, rng) for _ in range(n)], minlength=len(p)) / n
-    return tv(freq, p)
-""",
-        },
-    },
     "detection_power": {
         "wrong": {
             "a count of the trials above the threshold, not a share": ("""
 def detection_power(sampler, p, q, n, trials, threshold, rng):
     return sum(simulated_tv(sampler, p, q, n, rng) > threshold for _ in range(trials))
 """, "a share of the trials, not a count"),
+            "at or above the threshold (>=), not strictly above": (edit(
+                "if simulated_tv(sampler, p, q, n, rng) > threshold:",
+                "if simulated_tv(sampler, p, q, n, rng) >= threshold:"), "strictly above"),
             "the share at or below the threshold (the misses)": """
 def detection_power(sampler, p, q, n, trials, threshold, rng):
     return sum(simulated_tv(sampler, p, q, n, rng) <= threshold for _ in range(trials)) / trials
@@ -457,6 +401,67 @@ def detection_power(sampler, p, q, n, trials, threshold, rng):
         freq = np.bincount([sampler(p, q, rng) for _ in range(n)], minlength=len(p)) / n
         above += sp.tv_distance(freq, p) > threshold
     return above / trials
+""",
+        },
+    },
+    "over_represented": {
+        "wrong": {
+            "the over-proposed tokens only (q > p)": ("""
+def over_represented(p, q):
+    return {x for x in range(len(p)) if q[x] > p[x]}
+""", "Over-proposed is not the whole answer"),
+            "q > alpha * p, so a token the target never emits counts": ("""
+def over_represented(p, q):
+    alpha = acceptance_rate(p, q)
+    return {x for x in range(len(p)) if q[x] > alpha * p[x]}
+""", "p = 0"),
+            "q > (1 - alpha) * p: the rejection rate in place of the acceptance rate": """
+def over_represented(p, q):
+    alpha = acceptance_rate(p, q)
+    return {x for x in range(len(p)) if min(p[x], q[x]) > (1 - alpha) * p[x]}
+""",
+            "the under-represented tokens (the comparison upside down)": edit(
+                "return {x for x in range(len(p)) if min(p[x], q[x]) > alpha * p[x]}",
+                "return {x for x in range(len(p)) if min(p[x], q[x]) < alpha * p[x]}"),
+            "a sorted list, not a set": (edit(
+                "return {x for x in range(len(p)) if min(p[x], q[x]) > alpha * p[x]}",
+                "return sorted(x for x in range(len(p)) if min(p[x], q[x]) > alpha * p[x])"), "return a set"),
+            "computed with Exercise C's one_token_distribution (the text asks for the condition)": ("""
+def over_represented(p, q):
+    out = one_token_distribution(p, q, "no_resample")
+    return {x for x in range(len(p)) if out[x] > p[x]}
+""", "without one_token_distribution"),
+            "counted: 20,000 draws of the broken sampler against p": """
+def over_represented(p, q):
+    rng = np.random.default_rng(0)
+    counts = np.zeros(len(p))
+    for _ in range(20_000):
+        x = sample_from(q, rng.random())
+        if rng.random() >= min(1.0, p[x] / q[x]):
+            x = sample_from(p, rng.random())
+        counts[x] += 1
+    return {x for x in range(len(p)) if counts[x] / 20_000 > p[x]}
+""",
+        },
+        "right": {
+            "accepted mass plus the rejections' share of p, against p": """
+def over_represented(p, q):
+    kept = np.minimum(p, q)
+    out = kept + (1 - kept.sum()) * np.asarray(p)
+    return {int(x) for x in np.flatnonzero(out - p > 1e-12)}
+""",
+            "q above alpha * p, where p is positive": """
+def over_represented(p, q):
+    alpha = sum(min(a, b) for a, b in zip(p, q))
+    return {i for i, (a, b) in enumerate(zip(p, q)) if a > 0 and b > alpha * a}
+""",
+        },
+        "delegate": {
+            "the course's one_token_distribution under another name": """
+from speclab.onetoken import one_token_distribution as exact_step
+def over_represented(p, q):
+    out = exact_step(p, q, "no_resample")
+    return {x for x in range(len(p)) if out[x] - p[x] > 1e-12}
 """,
         },
     },

@@ -129,68 +129,6 @@ def tv_distance(a, b):
 """,
         },
     },
-    "target_joint": {
-        "wrong": {
-            "independent tokens: P[ctx] outer P[ctx]": """
-def target_joint(P, ctx):
-    return np.outer(P[ctx], P[ctx])
-""",
-            "transposed": """
-def target_joint(P, ctx):
-    return (P[ctx][:, None] * P).T
-""",
-            "second token from the context's column": """
-def target_joint(P, ctx):
-    return P[:, ctx][:, None] * P
-""",
-            "second token's row indexed by the column (P.T)": """
-def target_joint(P, ctx):
-    return P[ctx][:, None] * P.T
-""",
-            "ignores the context": """
-def target_joint(P, ctx):
-    return P / len(P)
-""",
-            "a 6 x 6 array whatever the table's size (the text says V x V)": ("""
-def target_joint(P, ctx):
-    J = np.zeros((6, 6))
-    for x in range(min(6, len(P))):
-        for y in range(min(6, len(P))):
-            J[x, y] = P[ctx][x] * P[x][y]
-    return J
-""", "3-cycle"),
-        },
-        "right": {
-            "outer-product loop": """
-def target_joint(P, ctx):
-    J = np.zeros((len(P), len(P)))
-    for x in range(len(P)):
-        for y in range(len(P)):
-            J[x, y] = P[ctx][x] * P[x][y]
-    return J
-""",
-            "einsum": """
-def target_joint(P, ctx):
-    return np.einsum("x,xy->xy", P[ctx], P)
-""",
-            "diagonal matrix product": """
-def target_joint(P, ctx):
-    return np.diag(P[ctx]) @ P
-""",
-        },
-        "delegate": {
-            "the course's target_joint through a module attribute": """
-from speclab import speculative
-def target_joint(P, ctx):
-    return speculative.target_joint(P, ctx)
-""",
-            "speclab.exact's joint of the target's next n tokens, with n = 2": """
-from speclab.exact import target_tokens_joint
-def target_joint(P, ctx):
-    return target_tokens_joint(P, ctx, 2)
-""",
-        },
-    },
     "verify_round": {
         "wrong": {
             "off-by-one prefix: verifies drafted[i] against P[drafted[i]]": _edit(
@@ -525,6 +463,72 @@ def three_token_tv(P, Q, ctx, k, rule="correct"):
         },
     },
 
+    "worst_position": {
+        "wrong": {
+            "positions counted from 0": (edit("return int(np.argmax(gaps)) + 1", "return int(np.argmax(gaps))"),
+                                         "count positions from 1"),
+            "the closest position (argmin)": edit("return int(np.argmax(gaps)) + 1", "return int(np.argmin(gaps)) + 1"),
+            "every position against the target's FIRST token, P[ctx]": edit(
+                "gaps.append(tv_distance(joint.sum(axis=others), target.sum(axis=others)))",
+                "gaps.append(tv_distance(joint.sum(axis=others), P[ctx]))"),
+            "the window's TV (the first n tokens jointly), which only grows with n": ("""
+def worst_position(P, Q, ctx, k, rule, n_max):
+    gaps = [tv_distance(first_tokens_joint(P, Q, ctx, k, n, rule), target_tokens_joint(P, ctx, n))
+            for n in range(1, n_max + 1)]
+    return int(np.argmax(gaps)) + 1
+""", "a window's TV only grows"),
+            "what each new position adds to the window's TV": """
+def worst_position(P, Q, ctx, k, rule, n_max):
+    windows = [tv_distance(first_tokens_joint(P, Q, ctx, k, n, rule), target_tokens_joint(P, ctx, n))
+               for n in range(1, n_max + 1)]
+    return int(np.argmax(np.diff([0.0] + windows))) + 1
+""",
+            "the notebook's own pair's answers, written down": """
+def worst_position(P, Q, ctx, k, rule, n_max):
+    return {"greedy": 2, "no_resample": 1, "continue": 4}[rule]
+""",
+            "the position of the largest single-token gap, max |a - b| (not TV)": edit(
+                "gaps.append(tv_distance(joint.sum(axis=others), target.sum(axis=others)))",
+                "gaps.append(float(np.abs(joint.sum(axis=others) - target.sum(axis=others)).max()))"),
+        },
+        "right": {
+            "each position moved to the front and the rest summed": """
+def worst_position(P, Q, ctx, k, rule, n_max):
+    J = first_tokens_joint(P, Q, ctx, k, n_max, rule)
+    T = target_tokens_joint(P, ctx, n_max)
+    V = len(P)
+    best, where = -1.0, 0
+    for n in range(n_max):
+        a = np.moveaxis(J, n, 0).reshape(V, -1).sum(axis=1)
+        b = np.moveaxis(T, n, 0).reshape(V, -1).sum(axis=1)
+        d = 0.5 * np.abs(a - b).sum()
+        if d > best:
+            best, where = d, n + 1
+    return where
+""",
+            "the last axis of joints of growing length": """
+def worst_position(P, Q, ctx, k, rule, n_max):
+    gaps = []
+    for n in range(1, n_max + 1):
+        lead = tuple(range(n - 1))
+        J = first_tokens_joint(P, Q, ctx, k, n, rule).sum(axis=lead)
+        T = target_tokens_joint(P, ctx, n).sum(axis=lead)
+        gaps.append(0.5 * float(np.abs(J - T).sum()))
+    return gaps.index(max(gaps)) + 1
+""",
+        },
+        "delegate": {
+            "the distance through the course's tv_distance under another name": """
+from speclab.speculative import tv_distance as tv
+def worst_position(P, Q, ctx, k, rule, n_max):
+    J = first_tokens_joint(P, Q, ctx, k, n_max, rule)
+    T = target_tokens_joint(P, ctx, n_max)
+    gaps = [tv(J.sum(axis=tuple(a for a in range(n_max) if a != n)), T.sum(axis=tuple(a for a in range(n_max) if a != n)))
+            for n in range(n_max)]
+    return int(np.argmax(gaps)) + 1
+""",
+        },
+    },
 }
 
 # Break-it: each broken rule must break exactly as specified. These are wrong answers for the
@@ -570,7 +574,6 @@ CATALOG["verify_round"]["wrong"].update(_BREAKIT)
 MESSAGES = {
     ("tv_distance", "without the 0.5"): "remember the 0.5",
     ("tv_distance", "row by row on a 2-D array (returns an array)"): "sums over every entry",
-    ("target_joint", "independent tokens: P[ctx] outer P[ctx]"): "p(f | e)",
     ("verify_round", "off-by-one prefix: verifies drafted[i] against P[drafted[i]]"): "the token before it",
     ("verify_round", "bonus token missing"): "bonus",
     ("verify_round", "drafts kept after a rejection"): "and stops",

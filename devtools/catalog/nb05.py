@@ -5,70 +5,6 @@ from devtools.catalog import edit
 AID = "05_k_sweep"
 
 CATALOG = {
-    "measure": {
-        "delegate": {
-            "speclab.sweeps' plain loop under another name": '''
-from speclab.sweeps import measure as _m
-def measure(P, Q, k, rounds, rng, ctx=0):
-    return _m(P, Q, k, rounds, rng, ctx, fast=False)
-''',
-            "the sweeps module's run_rounds through an attribute": '''
-import speclab.sweeps as sw
-def measure(P, Q, k, rounds, rng, ctx=0):
-    kept, emitted = sw.run_rounds(P, Q, k, rounds, rng, ctx)
-    return kept / (rounds * k), emitted / rounds
-''',
-        },
-        "wrong": {
-            "tokens per call counts only the kept drafts (off by one)": (edit(
-                ("kept = emitted = 0", "kept = 0"),
-                ("emitted += len(out)", ""),
-                ("return kept / (rounds * k), emitted / rounds", "return kept / (rounds * k), kept / rounds")), 'adds the bonus'),
-            "counts one token too many per round": edit("emitted += len(out)", "emitted += len(out) + 1"),
-            "kept drafts counted as len(out)": edit("kept += len(out) - 1", "kept += len(out)"),
-            "accept rate divided by rounds only": edit("return kept / (rounds * k), emitted / rounds", "return kept / rounds, emitted / rounds"),
-            "every round restarts from ctx": edit(
-                ("t = ctx", ""),
-                ("out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)", "out = verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng)"),
-                ("t = out[-1]", "")),
-            "continues from the first emitted token": edit("t = out[-1]", "t = out[0]"),
-            "one draft reused for every round": edit(("for _ in range(rounds):", '''
-drafted = draft_tokens(Q, t, k, rng)
-for _ in range(rounds):
-'''), ("out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)", "out = verify_round(P, Q, t, drafted, rng)")),
-        },
-        "right": {
-            "kept = k if len(out) == k + 1 else len(out) - 1": edit('''
-out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-kept += len(out) - 1
-''', '''
-drafted = draft_tokens(Q, t, k, rng)
-out = verify_round(P, Q, t, drafted, rng)
-kept += k if len(out) == k + 1 else len(out) - 1
-'''),
-            "lengths collected in a numpy array": '''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    lengths = np.zeros(rounds)
-    t = ctx
-    for r in range(rounds):
-        out = verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng)
-        lengths[r] = len(out)
-        t = out[-1]
-    return float(np.sum(np.minimum(lengths - 1, k)) / (rounds * k)), float(lengths.mean())
-''',
-            "a while loop over the emitted tokens": '''
-def measure(P, Q, k, rounds, rng, ctx=0):
-    tokens, done, t = [], 0, ctx
-    while done < rounds:
-        drafted = draft_tokens(Q, t, k, rng)
-        out = verify_round(P, Q, t, drafted, rng)
-        tokens.append(len(out))
-        t = out[-1]
-        done += 1
-    return (sum(tokens) - rounds) / (rounds * k), sum(tokens) / rounds
-''',
-        },
-    },
     "expected_tokens": {
         "delegate": {
             "the course's expected_tokens under another name": '''
@@ -304,16 +240,17 @@ prob = stay if bit else enter
 u = rng.random()
 ''')),
             "n - 1 bits (the first bit forgotten)": edit("for _ in range(n):", "for _ in range(n - 1):"),
-        },
-        "right": {
-            "the loop, with <=": """
+            # The contract says "strictly below", as sample_from does; a test puts uniforms exactly on the thresholds.
+            "a bit is 1 when its uniform is below OR EQUAL to its probability": ("""
 def streaky_bits(alpha, rho, n, rng):
     bits, prob = [], alpha
     for _ in range(n):
         bits.append(int(rng.random() <= prob))
         prob = alpha + rho * (1 - alpha) if bits[-1] else alpha * (1 - rho)
     return bits
-""",
+""", 'strictly below its probability'),
+        },
+        "right": {
             "transition table indexed by the previous bit, NumPy array out": """
 def streaky_bits(alpha, rho, n, rng):
     to_one = [alpha * (1 - rho), rho + (1 - rho) * alpha]
@@ -411,6 +348,66 @@ def replay(bits, k):
 from speclab import streaks
 def replay(bits, k):
     return streaks.replay(bits, k)
+""",
+        },
+    },
+    "first_draft_kept": {
+        # The first two are what a student writes who transcribes the question without its mechanism: the share
+        # of ones in the bits, or "a round starts after a rejection" without the rounds that end full.
+        "wrong": {
+            "transcribed: the share of ones in the bits (the chain's own long-run share)": ("""
+def first_draft_kept(p_after_1, p_after_0, k):
+    return p_after_0 / (1 - p_after_1 + p_after_0)
+""", 'not the share of ones in the bits'),
+            "every round starts after a rejection": """
+def first_draft_kept(p_after_1, p_after_0, k):
+    return p_after_0
+""",
+            "the bonus position forgotten: after a full round the next start follows a 1": edit(
+                "two_after_a_one = p_after_1 * p_after_1 + (1 - p_after_1) * p_after_0  # across the bonus position",
+                "two_after_a_one = p_after_1"),
+            "a full round needs k more ones after the first": edit(
+                "full = p_after_1 ** (k - 1)                                            # first kept, then k - 1 more",
+                "full = p_after_1 ** k"),
+            "the share of rounds that keep all k, not the first": edit(
+                "return p_after_0 / (1 - kept_next + p_after_0)                         # the two-state chain of round starts",
+                "return full * p_after_0 / (1 - kept_next + p_after_0)"),
+            "the stationary share with the two states swapped": edit(
+                "return p_after_0 / (1 - kept_next + p_after_0)                         # the two-state chain of round starts",
+                "return (1 - kept_next) / (1 - kept_next + p_after_0)"),
+            "simulated with Steps 1 and 2 (100,000 bits)": """
+def first_draft_kept(p_after_1, p_after_0, k):
+    alpha = p_after_0 / (1 - p_after_1 + p_after_0)
+    rho = p_after_1 - p_after_0
+    return replay(streaky_bits(alpha, rho, 100_000, np.random.default_rng(0)), k)[2][1]
+""",
+        },
+        "right": {
+            "the chain of round starts, solved with NumPy": """
+def first_draft_kept(p_after_1, p_after_0, k):
+    after_full = p_after_1 ** (k - 1) * (p_after_1 ** 2 + (1 - p_after_1) * p_after_0)
+    after_kept = after_full + (1 - p_after_1 ** (k - 1)) * p_after_0
+    T = np.array([[1 - p_after_0, p_after_0], [1 - after_kept, after_kept]])   # state: the round's first bit
+    A = np.vstack([T.T - np.eye(2), np.ones(2)])
+    pi = np.linalg.lstsq(A, np.array([0.0, 0.0, 1.0]), rcond=None)[0]
+    return float(pi[1])
+""",
+            "counted per rejection: rounds after a 0 and after a full round": """
+def first_draft_kept(p_after_1, p_after_0, k):
+    # Let x be the share of round starts that follow a full round; the rest follow a 0.
+    q_full = p_after_1 * p_after_1 + (1 - p_after_1) * p_after_0      # P(first bit is 1) after a full round
+    f = p_after_1 ** (k - 1)
+    # x = P(previous round was full) = P(first kept) * f, and P(first kept) = x * q_full + (1 - x) * p_after_0
+    s = p_after_0 / (1 - f * (q_full - p_after_0))
+    return s
+""",
+        },
+        "delegate": {
+            "the course's exact answer from speclab.streaks": """
+from speclab.streaks import markov_bits_exact as _exact
+def first_draft_kept(p_after_1, p_after_0, k):
+    alpha = p_after_0 / (1 - p_after_1 + p_after_0)
+    return _exact(alpha, p_after_1 - p_after_0, k)[2][1]
 """,
         },
     },

@@ -1,5 +1,7 @@
 """Notebook 07 (roofline): plausible wrong answers and correct variants, per graded function.
 Long because it is a table: one entry per mistake the grader is held to."""
+from devtools.catalog import edit
+
 AID = "07_roofline"
 
 _WB_HEAD = '''
@@ -49,14 +51,6 @@ def step_time(cfg, acc, n_tokens, ctx, batch=1):
 """
 
 
-def _cb(per_seq='2 * forward_macs(cfg, n_tokens, 0) / acc["peak_flops"]',
-        ret='weight_bytes(cfg) / acc["bandwidth"] / per_seq'):
-    return f"""
-def crossover_batch(cfg, acc, n_tokens):
-    per_seq = {per_seq}
-    return {ret}
-"""
-
 
 def _ex(memory='weight_bytes(cfg) / acc["bandwidth"]',
         compute='2 * batch * forward_macs(cfg, n_tokens, 0) / acc["peak_flops"]', ret="max(memory, compute)"):
@@ -67,31 +61,6 @@ def explainer_step_time(cfg, acc, n_tokens, ctx, batch=1):
     return {ret}
 """
 
-
-def _sb(fits="weights + batch * per_sequence <= acc[\"memory\"]",
-        weights="weight_bytes(target) + weight_bytes(draft)",
-        per_sequence="kv_cache_bytes(target, ctx) + kv_cache_bytes(draft, ctx)",
-        tokens="expected_tokens(a, k)", start="1",
-        plain="step(target, acc, 1, ctx, batch)",
-        draft_step="step(draft, acc, 1, ctx, batch) + overhead",
-        verify="step(target, acc, k + 1, ctx, batch)",
-        slower="tokens * plain < k * draft_step + verify",
-        none="None"):
-    return f"""
-def slower_batch(step, target, draft, acc, a, k, ctx, overhead):
-    weights = {weights}
-    per_sequence = {per_sequence}
-    tokens = {tokens}
-    batch = {start}
-    while {fits}:
-        plain = {plain}
-        draft_step = {draft_step}
-        verify = {verify}
-        if {slower}:
-            return batch
-        batch += 1
-    return {none}
-"""
 
 
 CATALOG = {
@@ -298,55 +267,6 @@ def step_time(cfg, acc, n_tokens, ctx, batch=1):
 """,
         },
     },
-    "crossover_batch": {
-        "wrong": {
-            "MACs over peak (FLOPs halved)": _cb(per_seq='forward_macs(cfg, n_tokens, 0) / acc["peak_flops"]'),
-            "tokens per pass, not sequences": _cb(ret='n_tokens * weight_bytes(cfg) / acc["bandwidth"] / per_seq'),
-            "one token per sequence whatever n_tokens": _cb(per_seq='2 * forward_macs(cfg, 1, 0) / acc["peak_flops"]'),
-            "attention over one cached position counted": _cb(per_seq='2 * forward_macs(cfg, n_tokens, 1) / acc["peak_flops"]'),
-            "parameters, not bytes": _cb(ret='weight_bytes(cfg, 1) / acc["bandwidth"] / per_seq'),
-            "the ridge, not a batch": _cb(ret='acc["peak_flops"] / acc["bandwidth"]'),
-            "compute over memory (inverted)": _cb(ret='per_seq / (weight_bytes(cfg) / acc["bandwidth"])'),
-            "rounded up to a whole batch": _cb(ret='math.ceil(weight_bytes(cfg) / acc["bandwidth"] / per_seq)'),
-        },
-        "right": {
-            "intensity form: B = ridge x W / (2 M)": """
-def crossover_batch(cfg, acc, n_tokens):
-    ridge = acc["peak_flops"] / acc["bandwidth"]
-    return ridge * weight_bytes(cfg) / (2 * forward_macs(cfg, n_tokens, 0))
-""",
-            "cross-multiplied, one division": """
-def crossover_batch(cfg, acc, n_tokens):
-    return weight_bytes(cfg) * acc["peak_flops"] / (2 * forward_macs(cfg, n_tokens, 0) * acc["bandwidth"])
-""",
-            "bisection on the matmuls' two times": """
-def crossover_batch(cfg, acc, n_tokens):
-    mem = weight_bytes(cfg) / acc["bandwidth"]
-    lo, hi = 0.0, 1e12
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if 2 * mid * forward_macs(cfg, n_tokens, 0) / acc["peak_flops"] > mem else (mid, hi)
-    return (lo + hi) / 2
-""",
-        },
-        "delegate": {
-            "the course's reference through the package": """
-import speclab.hardware as _h
-def crossover_batch(cfg, acc, n_tokens):
-    return _h.crossover_batch(cfg, acc, n_tokens)
-""",
-            "the course's matmul time, bisected": """
-def crossover_batch(cfg, acc, n_tokens):
-    price = getattr(hw, "matmul_time")
-    mem = weight_bytes(cfg) / acc["bandwidth"]
-    lo, hi = 0.0, 1e12
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if price(cfg, acc, n_tokens, mid) > mem * (1 + 1e-12) else (mid, hi)
-    return (lo + hi) / 2
-""",
-        },
-    },
     "explainer_step_time": {
         "wrong": {
             "the honest step time (nothing broken)": """
@@ -389,70 +309,190 @@ def explainer_step_time(cfg, acc, n_tokens, ctx, batch=1):
 """,
         },
     },
-    "slower_batch": {
+    "best_gain": {
         "wrong": {
-            "ignores the step it is given (prices with its own step_time)": _sb(
-                plain="step_time(target, acc, 1, ctx, batch)", draft_step="step_time(draft, acc, 1, ctx, batch) + overhead",
-                verify="step_time(target, acc, k + 1, ctx, batch)"),
-            "no memory limit": _sb(fits="True"),
-            "target's weights left out of the memory": _sb(weights="weight_bytes(draft)"),
-            "target's KV cache left out of the memory": _sb(per_sequence="kv_cache_bytes(draft, ctx)"),
-            "draft's KV cache left out of the memory": _sb(per_sequence="kv_cache_bytes(target, ctx)"),
-            "draft's weights left out of the memory": _sb(weights="weight_bytes(target)"),
-            "a batch that fills the memory exactly does not fit (<)": _sb(
-                fits="weights + batch * per_sequence < acc[\"memory\"]"),
-            "overhead paid once per round": _sb(draft_step="step(draft, acc, 1, ctx, batch)",
-                                                slower="tokens * plain < k * draft_step + overhead + verify"),
-            "overhead ignored": _sb(draft_step="step(draft, acc, 1, ctx, batch)"),
-            "draft priced at batch 1": _sb(draft_step="step(draft, acc, 1, ctx, 1) + overhead"),
-            "verify over k positions": _sb(verify="step(target, acc, k, ctx, batch)"),
-            "expected tokens with the wrong exponent": _sb(tokens="(1 - a ** k) / (1 - a)"),
-            "a tie counted as slower (<=)": _sb(slower="tokens * plain <= k * draft_step + verify"),
-            "batch sizes start at 0": _sb(start="0"),
-            "returns 0 when it never turns slower": _sb(none="0"),
-            "returns the largest batch that fits when it never turns slower": _sb(none="batch - 1"),
-            "returns the batch as a float": _sb(start="1.0"),
+            "plain decoding held to speculation's capacity (the same-batch premise)": (edit(
+                "plain = max(batch / step(target, acc, 1, ctx, batch) for batch in range(1, plain_fit + 1))",
+                "plain = max(batch / step(target, acc, 1, ctx, batch) for batch in range(1, spec_fit + 1))"),
+                "plain decoding holds no draft"),
+            "plain decoding also holds the draft's weights": edit(
+                "plain_fit = largest_batch(weight_bytes(target), kv_cache_bytes(target, ctx))",
+                "plain_fit = largest_batch(weight_bytes(target) + weight_bytes(draft), kv_cache_bytes(target, ctx))"),
+            "speculation's memory without the draft's caches": edit(
+                "kv_cache_bytes(target, ctx) + kv_cache_bytes(draft, ctx))", "kv_cache_bytes(target, ctx))"),
+            "the best same-batch speedup, not the best of each": """
+def best_gain(step, target, draft, acc, a, k, ctx, overhead):
+    fit = int((acc["memory"] - weight_bytes(target) - weight_bytes(draft))
+              // (kv_cache_bytes(target, ctx) + kv_cache_bytes(draft, ctx)))
+    tokens = expected_tokens(a, k)
+    return max(tokens * step(target, acc, 1, ctx, b)
+               / (k * (step(draft, acc, 1, ctx, b) + overhead) + step(target, acc, k + 1, ctx, b))
+               for b in range(1, fit + 1))
+""",
+            "each deployment at its largest batch, not its best": edit(
+                ("plain = max(batch / step(target, acc, 1, ctx, batch) for batch in range(1, plain_fit + 1))",
+                 "plain = plain_fit / step(target, acc, 1, ctx, plain_fit)"),
+                ("""spec = max(batch * tokens / (k * (step(draft, acc, 1, ctx, batch) + overhead) + step(target, acc, k + 1, ctx, batch))
+           for batch in range(1, spec_fit + 1))""",
+                 "spec = spec_fit * tokens / (k * (step(draft, acc, 1, ctx, spec_fit) + overhead) + step(target, acc, k + 1, ctx, spec_fit))")),
+            "overhead ignored": (edit(
+                "spec = max(batch * tokens / (k * (step(draft, acc, 1, ctx, batch) + overhead) + step(target, acc, k + 1, ctx, batch))",
+                "spec = max(batch * tokens / (k * step(draft, acc, 1, ctx, batch) + step(target, acc, k + 1, ctx, batch))"),
+                "pays `overhead` on top of its step time"),
+            "overhead paid once per round": edit(
+                "spec = max(batch * tokens / (k * (step(draft, acc, 1, ctx, batch) + overhead) + step(target, acc, k + 1, ctx, batch))",
+                "spec = max(batch * tokens / (k * step(draft, acc, 1, ctx, batch) + overhead + step(target, acc, k + 1, ctx, batch))"),
+            "draft priced at batch 1": edit(
+                "spec = max(batch * tokens / (k * (step(draft, acc, 1, ctx, batch) + overhead) + step(target, acc, k + 1, ctx, batch))",
+                "spec = max(batch * tokens / (k * (step(draft, acc, 1, ctx, 1) + overhead) + step(target, acc, k + 1, ctx, batch))"),
+            "verify over k positions": edit(
+                "spec = max(batch * tokens / (k * (step(draft, acc, 1, ctx, batch) + overhead) + step(target, acc, k + 1, ctx, batch))",
+                "spec = max(batch * tokens / (k * (step(draft, acc, 1, ctx, batch) + overhead) + step(target, acc, k, ctx, batch))"),
+            "a round credited with one token per sequence": edit(
+                "spec = max(batch * tokens / (k * (step(draft, acc, 1, ctx, batch) + overhead) + step(target, acc, k + 1, ctx, batch))",
+                "spec = max(batch / (k * (step(draft, acc, 1, ctx, batch) + overhead) + step(target, acc, k + 1, ctx, batch))"),
+            "expected tokens with the wrong exponent": edit("tokens = expected_tokens(a, k)", "tokens = (1 - a ** k) / (1 - a)"),
+            "plain over speculative (inverted)": (edit("return spec / plain", "return plain / spec"),
+                                                  "speculative over plain"),
+            "ignores the step it is given (prices with its own step_time)": (edit(
+                ("plain = max(batch / step(target, acc, 1, ctx, batch) for batch in range(1, plain_fit + 1))",
+                 "plain = max(batch / step_time(target, acc, 1, ctx, batch) for batch in range(1, plain_fit + 1))"),
+                ("""spec = max(batch * tokens / (k * (step(draft, acc, 1, ctx, batch) + overhead) + step(target, acc, k + 1, ctx, batch))
+           for batch in range(1, spec_fit + 1))""",
+                 """spec = max(batch * tokens / (k * (step_time(draft, acc, 1, ctx, batch) + overhead)
+                                + step_time(target, acc, k + 1, ctx, batch)) for batch in range(1, spec_fit + 1))""")),
+                "with the `step` you are given"),
+            "a batch that fills the memory exactly does not fit": edit(
+                'return int((acc["memory"] - weights) // per_sequence)',
+                'return math.ceil((acc["memory"] - weights) / per_sequence) - 1'),
         },
         "right": {
-            "speedup through draft_cost, capacity counted first": """
-def slower_batch(step, target, draft, acc, a, k, ctx, overhead):
-    free = acc["memory"] - weight_bytes(target) - weight_bytes(draft)
-    most = int(free // (kv_cache_bytes(target, ctx) + kv_cache_bytes(draft, ctx)))
+            "seconds per token, the cheapest of each, through draft_cost": """
+def best_gain(step, target, draft, acc, a, k, ctx, overhead):
+    plain_weights, spec_weights = weight_bytes(target), weight_bytes(target) + weight_bytes(draft)
+    plain_seq, spec_seq = kv_cache_bytes(target, ctx), kv_cache_bytes(target, ctx) + kv_cache_bytes(draft, ctx)
     tokens = expected_tokens(a, k)
-    for b in range(1, most + 1):
-        plain = step(target, acc, 1, ctx, b)
-        c = draft_cost(step(draft, acc, 1, ctx, b), plain, overhead)
-        if tokens / (k * c + step(target, acc, k + 1, ctx, b) / plain) < 1:
-            return b
-    return None
+    plain_cost, spec_cost = [], []
+    b = 1
+    while plain_weights + b * plain_seq <= acc["memory"]:
+        t = step(target, acc, 1, ctx, b)
+        plain_cost.append(t / b)
+        if spec_weights + b * spec_seq <= acc["memory"]:
+            c = draft_cost(step(draft, acc, 1, ctx, b), t, overhead)
+            spec_cost.append(t * (k * c + step(target, acc, k + 1, ctx, b) / t) / (b * tokens))
+        b += 1
+    return min(plain_cost) / min(spec_cost)
 """,
-            "time per token compared, numpy over the batches that fit": """
-def slower_batch(step, target, draft, acc, a, k, ctx, overhead):
-    need = lambda b: weight_bytes(target) + weight_bytes(draft) + b * (kv_cache_bytes(target, ctx) + kv_cache_bytes(draft, ctx))
-    b_max = 1
-    while need(b_max + 1) <= acc["memory"]:
-        b_max += 1
-    batches = np.arange(1, b_max + 1)
-    tokens = 1 + sum(a ** j for j in range(1, k + 1))
-    per_token = np.array([(k * (step(draft, acc, 1, ctx, int(b)) + overhead) + step(target, acc, k + 1, ctx, int(b))) / tokens
-                          for b in batches])
-    plain = np.array([step(target, acc, 1, ctx, int(b)) for b in batches])
-    slower = np.flatnonzero(per_token > plain)
-    return int(batches[slower[0]]) if len(slower) else None
+            "numpy over the batches that fit": """
+def best_gain(step, target, draft, acc, a, k, ctx, overhead):
+    free = acc["memory"] - weight_bytes(target)
+    plain_b = np.arange(1, int(free // kv_cache_bytes(target, ctx)) + 1)
+    spec_b = np.arange(1, int((free - weight_bytes(draft)) // (kv_cache_bytes(target, ctx) + kv_cache_bytes(draft, ctx))) + 1)
+    e = sum(a ** j for j in range(k + 1))
+    plain = np.array([b / step(target, acc, 1, ctx, int(b)) for b in plain_b])
+    spec = np.array([b * e / (k * step(draft, acc, 1, ctx, int(b)) + k * overhead + step(target, acc, k + 1, ctx, int(b)))
+                     for b in spec_b])
+    return float(spec.max() / plain.max())
 """,
         },
         "delegate": {
             "the course's measure": """
-def slower_batch(step, target, draft, acc, a, k, ctx, overhead):
-    return hw.slower_batch(step, target, draft, acc, a, k, ctx, overhead)
+def best_gain(step, target, draft, acc, a, k, ctx, overhead):
+    return hw.best_gain(step, target, draft, acc, a, k, ctx, overhead)
 """,
-            "the course's speedup and capacity helpers in a loop": """
+            "the course's two capacities in the reference's loops": """
 from speclab import hardware as _hw
-def slower_batch(step, target, draft, acc, a, k, ctx, overhead):
-    for b in range(1, _hw.max_batch(target, draft, acc, ctx) + 1):
-        if _hw.speculative_speedup(target, draft, acc, a, k, ctx, b, step=step, overhead=overhead) < 1:
-            return b
+def best_gain(step, target, draft, acc, a, k, ctx, overhead):
+    tokens = expected_tokens(a, k)
+    plain = max(b / step(target, acc, 1, ctx, b) for b in range(1, _hw.plain_max_batch(target, acc, ctx) + 1))
+    spec = max(b * tokens / (k * (step(draft, acc, 1, ctx, b) + overhead) + step(target, acc, k + 1, ctx, b))
+               for b in range(1, _hw.max_batch(target, draft, acc, ctx) + 1))
+    return spec / plain
+""",
+        },
+    },
+    "flip_context": {
+        "wrong": {
+            "a tie counted as a win (>= 1)": (edit(
+                "return best_gain(step, target, draft, acc, a, k, ctx, overhead) > 1",
+                "return best_gain(step, target, draft, acc, a, k, ctx, overhead) >= 1"), "a tie is not a win"),
+            "ignores the step it is given (its own step_time)": (edit(
+                "return best_gain(step, target, draft, acc, a, k, ctx, overhead) > 1",
+                "return best_gain(step_time, target, draft, acc, a, k, ctx, overhead) > 1"),
+                "computed with the step you are given"),
+            "the last losing context (one short)": edit("return lo", "return lo - 1"),
+            "one past the first winning context": edit("return lo", "return lo + 1"),
+            "a scan in steps of 64": """
+def flip_context(step, target, draft, acc, a, k, overhead):
+    for ctx in range(256, 16385, 64):
+        if best_gain(step, target, draft, acc, a, k, ctx, overhead) > 1:
+            return ctx
     return None
+""",
+            "powers of two only": """
+def flip_context(step, target, draft, acc, a, k, overhead):
+    ctx = 256
+    while ctx <= 16384:
+        if best_gain(step, target, draft, acc, a, k, ctx, overhead) > 1:
+            return ctx
+        ctx *= 2
+    return None
+""",
+            "the search starts below 256": edit("lo, hi = 256, 16384", "lo, hi = 200, 16384"),
+            "never checks the longest context (16,384 when it never wins)": edit(
+                ("if not wins(hi):", "pass"), ("return None", "")),
+            "returns 0 when it never wins": edit("return None", "return 0"),
+            "returns the gain at the flip, not the context": (edit(
+                "return lo", "return best_gain(step, target, draft, acc, a, k, lo, overhead)"), "as an int"),
+        },
+        "right": {
+            "galloping, then bisection": """
+def flip_context(step, target, draft, acc, a, k, overhead):
+    wins = lambda c: best_gain(step, target, draft, acc, a, k, c, overhead) > 1
+    if wins(256):
+        return 256
+    lose, width = 256, 1
+    while lose + width <= 16384 and not wins(lose + width):
+        lose, width = lose + width, width * 2
+    win = min(lose + width, 16384)
+    if win == 16384 and not wins(win):
+        return None
+    while win - lose > 1:
+        mid = (lose + win) // 2
+        if wins(mid):
+            win = mid
+        else:
+            lose = mid
+    return win
+""",
+            "bisect over the range of contexts": """
+import bisect
+def flip_context(step, target, draft, acc, a, k, overhead):
+    contexts = range(256, 16385)
+    i = bisect.bisect_left(contexts, True, key=lambda c: best_gain(step, target, draft, acc, a, k, c, overhead) > 1)
+    return contexts[i] if i < len(contexts) else None
+""",
+        },
+        "delegate": {
+            "the course's diagnosis": """
+def flip_context(step, target, draft, acc, a, k, overhead):
+    return hw.flip_context(step, target, draft, acc, a, k, overhead)
+""",
+            "the course's measure in the student's bisection": """
+from speclab.hardware import best_gain as _gain
+def flip_context(step, target, draft, acc, a, k, overhead):
+    def wins(ctx):
+        return _gain(step, target, draft, acc, a, k, ctx, overhead) > 1
+    lo, hi = 256, 16384
+    if not wins(hi):
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if wins(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 """,
         },
     },
@@ -486,33 +526,10 @@ MESSAGES = {
     ("step_time", "attention's arithmetic ignored (its cache bytes only)"): "plus attention's max(B KV / bandwidth, 2 B M_a / peak)",
     ("step_time", "milliseconds, not seconds"): "10.53 ms",
     ("step_time", "returns both times as a tuple"): "return the seconds as a number",
-    ("crossover_batch", "MACs over peak (FLOPs halved)"): "FLOPs are 2 x MACs",
-    ("crossover_batch", "tokens per pass, not sequences"): "not tokens per pass",
-    ("crossover_batch", "one token per sequence whatever n_tokens"): "count all n_tokens positions",
-    ("crossover_batch", "attention over one cached position counted"): "without attention",
-    ("crossover_batch", "the ridge, not a batch"): "that is the ridge",
-    ("crossover_batch", "rounded up to a whole batch"): "not a rounded batch size",
     ("explainer_step_time", "the honest step time (nothing broken)"): "that is the honest step time",
     ("explainer_step_time", "the one-max price with the cache (nothing left out)"): "that is the honest step time",
     ("explainer_step_time", "KV bytes left out, attention FLOPs kept"): "attention arithmetic over the cache",
     ("explainer_step_time", "attention FLOPs left out, KV bytes kept"): "no KV-cache bytes",
-    ("slower_batch", "ignores the step it is given (prices with its own step_time)"): "with the `step` you are given",
-    ("slower_batch", "no memory limit"): "stop at the largest batch that fits",
-    ("slower_batch", "target's weights left out of the memory"): "the target's weights",
-    ("slower_batch", "target's KV cache left out of the memory"): "the target's KV cache",
-    ("slower_batch", "draft's KV cache left out of the memory"): "the draft's KV cache",
-    ("slower_batch", "draft's weights left out of the memory"): "the draft's weights",
-    ("slower_batch", "a batch that fills the memory exactly does not fit (<)"): "fills the memory exactly fits",
-    ("slower_batch", "overhead paid once per round"): "paid by every draft step",
-    ("slower_batch", "overhead ignored"): "the overhead is missing",
-    ("slower_batch", "draft priced at batch 1"): "price the draft steps at batch B",
-    ("slower_batch", "verify over k positions"): "k + 1 positions per sequence",
-    ("slower_batch", "expected tokens with the wrong exponent"): "(1 - a^(k+1)) / (1 - a)",
-    ("slower_batch", "a tie counted as slower (<=)"): "at a tie speculation still pays",
-    ("slower_batch", "batch sizes start at 0"): "batch sizes start at 1",
-    ("slower_batch", "returns 0 when it never turns slower"): "return None",
-    ("slower_batch", "returns the largest batch that fits when it never turns slower"): "return None",
-    ("slower_batch", "returns the batch as a float"): "as an int",
 }
 for (_func, _desc), _fragment in MESSAGES.items():
     CATALOG[_func]["wrong"][_desc] = (CATALOG[_func]["wrong"][_desc], _fragment)

@@ -333,67 +333,6 @@ def verify_context_round(target, draft, context, drafted, rng):
 """,
         },
     },
-    "onehot_residual": {
-        "wrong": {
-            "not renormalised": (edit("return r / r.sum()", "return r"), 'divide the rest by 1 - 0.5'),
-            "returns p (resample the target)": """
-def onehot_residual(p, x):
-    return np.array(p, dtype=float)
-""",
-            "removes the argmax, not the proposed token": edit("r[x] = 0.0", "r[int(np.argmax(r))] = 0.0"),
-            "subtracts p[x] from every entry": """
-def onehot_residual(p, x):
-    r = np.maximum(np.asarray(p, dtype=float) - p[x], 0)
-    return r / r.sum() if r.sum() > 0 else np.asarray(p, dtype=float)
-""",
-            "zeroes x in the caller's p (modifies its input)": """
-def onehot_residual(p, x):
-    p[x] = 0.0
-    return p / p.sum()
-""",
-            "divides by p[x] instead of 1 - p[x]": """
-def onehot_residual(p, x):
-    r = np.array(p, dtype=float)
-    px = r[x]
-    r[x] = 0.0
-    return r / px if px > 0 else r / r.sum()
-""",
-            "returns a Python list": ("""
-def onehot_residual(p, x):
-    total = 1.0 - float(p[x])
-    return [0.0 if i == x else float(v) / total for i, v in enumerate(p)]
-""", "NumPy array"),
-        },
-        "right": {
-            "a copy, zeroed, renormalised by its own sum": """
-def onehot_residual(p, x):
-    r = p.copy()
-    r[x] = 0
-    return r / r.sum()
-""",
-            "np.where and 1 - p[x]": """
-def onehot_residual(p, x):
-    p = np.asarray(p, dtype=float)
-    return np.where(np.arange(len(p)) == x, 0.0, p) / (1 - p[x])
-""",
-            "a list comprehension": """
-def onehot_residual(p, x):
-    total = 1.0 - float(p[x])
-    return np.array([0.0 if i == x else float(v) / total for i, v in enumerate(p)])
-""",
-        },
-        "delegate": {
-            "notebook 03's generic residual with a one-hot q": """
-def onehot_residual(p, x):
-    return residual(p, np.eye(len(p))[x])
-""",
-            "the course's closed form, through the module": """
-import speclab.textspec as ts
-def onehot_residual(p, x):
-    return ts.onehot_residual(p, x)
-""",
-        },
-    },
     "lookup_marginal": {
         "wrong": {
             "resample_p gives back p (the shortcut looks harmless)": """
@@ -551,6 +490,52 @@ def shortcut_tv(target, contexts, proposals):
         p = target(c)
         gaps.append(tv_distance(one_token_distribution(p, np.eye(len(p))[x], "no_resample"), p))
     return float(np.mean(gaps))
+""",
+        },
+    },
+    "damage_from_copies": {
+        "wrong": {
+            "the damage of the mean copy probability (the prediction's trap)": ("""
+def damage_from_copies(px):
+    m = float(np.mean(px))
+    return m * (1 - m)
+""", "no damage at either position"),
+            "TV without the 0.5": edit("return float(np.mean(px * (1 - px)))", "return float(np.mean(2 * px * (1 - px)))"),
+            "the sum over positions, not the mean": edit("return float(np.mean(px * (1 - px)))",
+                                                         "return float(np.sum(px * (1 - px)))"),
+            "the rejection rate, 1 - p(x)": edit("return float(np.mean(px * (1 - px)))", "return float(np.mean(1 - px))"),
+            "only the copy's gain counted twice over, p(x)^2 (1 - p(x))": edit(
+                "return float(np.mean(px * (1 - px)))", "return float(np.mean(px ** 2 * (1 - px)))"),
+            "the worst position, not the mean": edit("return float(np.mean(px * (1 - px)))",
+                                                     "return float(np.max(px * (1 - px)))"),
+            "a numpy array per position, not one number": edit("return float(np.mean(px * (1 - px)))",
+                                                               "return px * (1 - px)"),
+        },
+        "right": {
+            "two-token distributions through lookup_marginal": """
+def damage_from_copies(px):
+    gaps = []
+    for a in px:
+        p = np.array([float(a), 1.0 - float(a)])
+        gaps.append(tv_distance(lookup_marginal(p, 0, "resample_p"), p))
+    return float(np.mean(gaps))
+""",
+            "plain Python": """
+def damage_from_copies(px):
+    values = [float(a) * (1.0 - float(a)) for a in px]
+    return sum(values) / len(values)
+""",
+        },
+        "delegate": {
+            "the course's diagnosis": """
+from speclab import textspec as _ts
+def damage_from_copies(px):
+    return _ts.damage_from_copies(px)
+""",
+            "imported under another name": """
+from speclab.textspec import damage_from_copies as _damage
+def damage_from_copies(px):
+    return _damage(px)
 """,
         },
     },

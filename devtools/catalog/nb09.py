@@ -172,64 +172,106 @@ def shortcut_sample(p, q, n, rng):
 """,
         },
     },
-    "multi_shortcut_tv": {
+    "sampled_tv": {
         "wrong": {
-            "TV without the 0.5": (edit(
-                "return tv_distance(enumerate_output(p, q, n, shortcut_walk), p)",
-                "return float(np.abs(enumerate_output(p, q, n, shortcut_walk) - p).sum())"), "0.5 x (0.15 + 0.15)"),
-            "measures the correct rule (residual updated) instead of the shortcut": edit(
+            "TV without the 0.5": (edit("return float(tv_distance(counts / trials, p))",
+                                        "return float(np.abs(counts / trials - p).sum())"), "HALF the sum"),
+            "counts, not frequencies": edit("return float(tv_distance(counts / trials, p))",
+                                            "return float(tv_distance(counts, p))"),
+            "distance from the draft q instead of p": edit("return float(tv_distance(counts / trials, p))",
+                                                           "return float(tv_distance(counts / trials, q))"),
+            "its own shortcut_sample, not the sampler it is given": (edit(
+                "counts[sampler(p, q, n, rng)] += 1", "counts[shortcut_sample(p, q, n, rng)] += 1"),
+                "one call of the sampler each"),
+            "its own seeded generator, not the rng it is given": (edit(
+                "counts[sampler(p, q, n, rng)] += 1", "counts[sampler(p, q, n, np.random.default_rng(0))] += 1"),
+                "the rng you were given"),
+            "one candidate whatever n": (edit("counts[sampler(p, q, n, rng)] += 1", "counts[sampler(p, q, 1, rng)] += 1"),
+                                         "the n you were given"),
+            "one draw short": (edit("for _ in range(trials):", "for _ in range(trials - 1):"), "one call of the sampler each"),
+        },
+        "right": {
+            "bincount over a list of draws": """
+def sampled_tv(sampler, p, q, n, trials, rng):
+    draws = [sampler(p, q, n, rng) for _ in range(trials)]
+    freq = np.bincount(draws, minlength=len(p)) / trials
+    return 0.5 * float(np.abs(freq - np.asarray(p)).sum())
+""",
+            "a Counter, plain Python": """
+from collections import Counter as _Counter
+def sampled_tv(sampler, p, q, n, trials, rng):
+    seen = _Counter(int(sampler(p, q, n, rng)) for _ in range(trials))
+    return 0.5 * sum(abs(seen.get(y, 0) / trials - float(p[y])) for y in range(len(p)))
+""",
+        },
+        "delegate": {
+            "the course's measure": """
+def sampled_tv(sampler, p, q, n, trials, rng):
+    return candidates.sampled_tv(sampler, p, q, n, trials, rng)
+""",
+            "imported under another name": """
+from speclab.candidates import sampled_tv as _measure
+def sampled_tv(sampler, p, q, n, trials, rng):
+    return _measure(sampler, p, q, n, trials, rng)
+""",
+        },
+    },
+    "shortcut_favours": {
+        "wrong": {
+            "the tokens the draft over-proposes (q > p)": (
+                "\ndef shortcut_favours(p, q, n):\n    return [int(y) for y in np.flatnonzero(np.asarray(q) > np.asarray(p))]\n",
+                "not simply those q over-proposes"),
+            "the draft's favourite token only": """
+def shortcut_favours(p, q, n):
+    return [int(np.argmax(q))]
+""",
+            "a tie counted as favoured (>= -1e-12)": (edit("return [int(y) for y in np.flatnonzero(gap > 1e-12)]",
+                                                         "return [int(y) for y in np.flatnonzero(gap >= -1e-12)]"),
+                                                    "it favours no token"),
+            "strictly positive in floating point, no tolerance": edit(
+                "return [int(y) for y in np.flatnonzero(gap > 1e-12)]", "return [int(y) for y in np.flatnonzero(gap > 0)]"),
+            "the tokens it emits less often (sign flipped)": edit("return [int(y) for y in np.flatnonzero(gap > 1e-12)]",
+                                                                 "return [int(y) for y in np.flatnonzero(gap < -1e-12)]"),
+            "the correct rule's output (residual updated): never any": edit(
                 ("out, reached = np.zeros(len(p)), 1.0", "out, reached, r = np.zeros(len(p)), 1.0, np.asarray(p, dtype=float)"),
                 ("keep = min(1.0, p[x] / q[x])", "keep = min(1.0, r[x] / q[x])"),
                 ("reached *= 1.0 - keep", "reached *= 1.0 - keep\nr = residual(r, q)"),
                 ("return out + reached * residual(p, q)", "return out + reached * r")),
-            "after n rejections the remaining mass goes to p": (edit("return out + reached * residual(p, q)", "return out + reached * p"), "the remaining mass goes to residual(p, q)"),
-            "the remaining mass after n rejections is dropped": edit("return out + reached * residual(p, q)", "return out"),
-            "distance from the draft q instead of the target p": edit(
-                "return tv_distance(enumerate_output(p, q, n, shortcut_walk), p)",
-                "return tv_distance(enumerate_output(p, q, n, shortcut_walk), q)"),
-            "estimated by sampling the shortcut instead of computed exactly": """
-def multi_shortcut_tv(p, q, n):
-    g = np.random.default_rng(0)
-    counts = np.zeros(len(p))
-    for _ in range(2000):
-        counts[shortcut_sample(p, q, n, g)] += 1
-    return tv_distance(counts / 2000, p)
-""",
+            "two candidates whatever n": edit("gap = enumerate_output(p, q, n, shortcut_walk) - np.asarray(p, dtype=float)",
+                                              "gap = enumerate_output(p, q, 2, shortcut_walk) - np.asarray(p, dtype=float)"),
+            "numpy indices, not ints": edit("return [int(y) for y in np.flatnonzero(gap > 1e-12)]",
+                                            "return list(np.flatnonzero(gap > 1e-12))"),
         },
         "right": {
-            "closed form: the overlap is delivered up to n times": """
-def multi_shortcut_tv(p, q, n):
+            "closed form: where norm(min(p, q)) beats the residual": """
+def shortcut_favours(p, q, n):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    overlap = np.minimum(p, q)
+    beta = 1.0 - overlap.sum()
+    if n < 2 or beta < 1e-12 or beta > 1 - 1e-12:
+        return []
+    gap = beta * (1 - beta ** (n - 1)) * (overlap / overlap.sum() - residual(p, q))
+    return sorted(int(y) for y in np.flatnonzero(gap > 1e-12))
+""",
+            "the exact output by hand: overlap n times, then the residual": """
+def shortcut_favours(p, q, n):
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
     kept = np.minimum(p, q)
     beta = 1.0 - kept.sum()
     out = kept * sum(beta ** i for i in range(n)) + beta ** n * residual(p, q)
-    return 0.5 * float(np.abs(out - p).sum())
-""",
-            "own enumeration over candidate tuples, vectorised with NumPy": """
-import itertools as _it
-def multi_shortcut_tv(p, q, n):
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    V = len(p)
-    tuples = np.array(list(_it.product(range(V), repeat=n))).reshape(-1, n)
-    weight = q[tuples].prod(axis=1)
-    keep = np.minimum(1.0, p[tuples] / np.where(q[tuples] > 0, q[tuples], 1.0))
-    out, reached = np.zeros(V), weight.copy()
-    for i in range(n):
-        np.add.at(out, tuples[:, i], reached * keep[:, i])
-        reached = reached * (1.0 - keep[:, i])
-    out += reached.sum() * residual(p, q)
-    return tv_distance(out, p)
+    return [y for y in range(len(p)) if out[y] - p[y] > 1e-12]
 """,
         },
         "delegate": {
-            "the course's exact enumeration of the shortcut": """
-def multi_shortcut_tv(p, q, n):
-    return tv_distance(candidates.exact_output(p, q, n, "shortcut"), p)
+            "the course's diagnosis": """
+def shortcut_favours(p, q, n):
+    return candidates.shortcut_favours(p, q, n)
 """,
-            "imported under another name": """
+            "the course's exact output of the shortcut": """
 from speclab.candidates import exact_output as _exact
-def multi_shortcut_tv(p, q, n):
-    return tv_distance(_exact(p, q, n, "shortcut"), p)
+def shortcut_favours(p, q, n):
+    gap = _exact(p, q, n, "shortcut") - np.asarray(p, dtype=float)
+    return [int(y) for y in np.flatnonzero(gap > 1e-12)]
 """,
         },
     },
@@ -246,7 +288,7 @@ def multi_shortcut_tv(p, q, n):
                 "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap, residual(p, q)))"), "normalise min(p, q)"),
             "beta taken as the acceptance, sum(min(p, q))": (edit('''
 beta = 1.0 - overlap.sum()
-if beta <= 0 or beta >= 1:
+if beta < 1e-12 or beta > 1 - 1e-12:
 ''', '''
 beta = overlap.sum()
 if beta >= 1:
@@ -258,9 +300,25 @@ if beta >= 1:
                 _FORMULA,
                 "return float(beta * (1 - beta ** (n - 1)) * np.abs(overlap / overlap.sum() - residual(p, q)).sum())"),
             "no guard: a draft equal to the target divides by zero": (edit(
-                ("if beta <= 0 or beta >= 1:\n    return 0.0", "r = np.clip(p - q, 0.0, None)\nr = r / r.sum()"),
+                ("if beta < 1e-12 or beta > 1 - 1e-12:\n    return 0.0", "r = np.clip(p - q, 0.0, None)\nr = r / r.sum()"),
                 (_FORMULA,
                  "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), r))")), "beta = 0"),
+            "beta compared with 0 exactly (no tolerance), own residual": (edit(
+                ("if beta < 1e-12 or beta > 1 - 1e-12:\n    return 0.0",
+                 "if beta == 0 or beta == 1:\n    return 0.0\nr = np.clip(p - q, 0.0, None)\nr = r / r.sum()"),
+                (_FORMULA, "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), r))")),
+                "beta = 0"),
+            "the enumeration helper, not the closed form": ("""
+def multi_shortcut_tv_formula(p, q, n):
+    def walk(p, q, cands):
+        out, reached = np.zeros(len(p)), 1.0
+        for x in cands:
+            keep = min(1.0, p[x] / q[x])
+            out[x] += reached * keep
+            reached *= 1.0 - keep
+        return out + reached * residual(p, q)
+    return float(tv_distance(enumerate_output(p, q, n, walk), p))
+""", "asks for the closed form"),
         },
         "right": {
             "plain Python, no numpy": """

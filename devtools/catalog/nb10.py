@@ -95,6 +95,12 @@ def verify_block(target, cache, fresh, drafted):
             "feeds every emitted token again (the kept drafts twice)": edit("fresh = emitted[-1:]", "fresh = list(emitted)"),
             "returns every token of the last round, not the first n": (edit("return context[len(prompt):len(prompt) + n]", "return context[len(prompt):]"),
                                                                        "return exactly n tokens"),
+            "rebuilds both caches from scratch every round (right tokens, no cache reused)": (edit(
+                ("drafted, q = draft_block(draft, draft_cache, context, k, rng)",
+                 "target_cache, draft_cache = target.new_cache(), draft.new_cache()\n"
+                 "drafted, q = draft_block(draft, draft_cache, context, k, rng)"),
+                ("p = verify_block(target, target_cache, fresh, drafted)", "p = verify_block(target, target_cache, context, drafted)")),
+                "recomputed"),
         },
         "right": {
             "u * q < p, and the rollback as an absolute length": edit(
@@ -252,6 +258,34 @@ def stale_cache_tv(target, context, rejected):
 from speclab import realspec as rs
 def stale_cache_tv(target, context, rejected):
     return rs.stale_cache_tv(target, context, rejected)
+""",
+        },
+    },
+    "junk_in_cache": {
+        "wrong": {
+            "counts a round's own rejected drafts against its own tokens": (edit(
+                "out += [junk] * (a + 1)\njunk += k - a", "junk += k - a\nout += [junk] * (a + 1)"), "computed before any of its drafts are rejected"),
+            "counts the bonus slot too (k + 1 - kept per round)": edit("junk += k - a", "junk += k + 1 - a"),
+            "one entry per round, not per token": (edit("out += [junk] * (a + 1)", "out.append(junk)"),
+                                                    "one entry per emitted token"),
+            "counts the kept drafts as the junk": edit("junk += k - a", "junk += a"),
+            "one entry per drafted token (k per round)": edit("out += [junk] * (a + 1)", "out += [junk] * k"),
+        },
+        "right": {
+            "cumulative sums with NumPy": """
+# Helpers you may call: none
+def junk_in_cache(kept, k):
+    kept = np.asarray(kept, dtype=int)
+    before = np.concatenate([[0], np.cumsum(k - kept)[:-1]])
+    return np.repeat(before, kept + 1).tolist()
+""",
+        },
+        "delegate": {
+            "the course's count": """
+# Helpers you may call: none
+from speclab.realspec import junk_in_cache as _count
+def junk_in_cache(kept, k):
+    return _count(kept, k)
 """,
         },
     },

@@ -35,6 +35,7 @@ import argparse
 import os
 import re
 import shutil
+import sys
 import tempfile
 import time
 import warnings
@@ -46,7 +47,7 @@ from . import intake, merge, pool as pools, report
 from .intake import Job, Result
 from .report import REPORT, summary, write_report
 from .kernel import GIB
-from .notes import tree_state
+from .notes import printable, tree_state
 
 __all__ = ["grade", "main", "Result", "REPORT", "summary", "tree_state", "default_memory_limit", "parse_size",
            "NoSandbox"]
@@ -145,36 +146,67 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
 
             with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
                 for job, outcome in pool.results():
-                    if isinstance(outcome, Result):
-                        res = outcome
-                    else:  # past the limit, or the worker died: whatever it left in its scratch course
-                        res = Result(job.student, job.aid)
-                        res.fail(pool.failure(outcome, limit))
-                        merge.publish(root, res, job.scratch, job.notebooks)
-                        shutil.rmtree(job.scratch, ignore_errors=True)
                     t = clock()
-                    merge.record(gb, root, res)
+                    res = finish(gb, root, pool, job, outcome, limit)
                     timings["merge"] = timings.get("merge", 0.0) + clock() - t
                     results.append(res)
-                    progress.step(res)
-                    if on_result:
-                        on_result(res)
+                    for step in (progress.step, on_result):
+                        try:
+                            step and step(res)
+                        except Exception as e:  # the terminal or a caller's hook: never the class
+                            print(f"({type(e).__name__} while reporting one submission: "
+                                  f"{printable(e, 200)})", file=sys.stderr, flush=True)
         except BaseException:  # Ctrl-C, or a broken gradebook: stop every worker, keep what is merged
             pool.stop()
             raise
+        finally:  # whatever stopped the class run, what was graded is reported
+            seconds = time.perf_counter() - start
+            t = clock()
+            wrote = write_records(root, results, config, export)
+            timings["report"] = clock() - t
         pool.close()
-    seconds = time.perf_counter() - start
-    t = clock()
-    write_report(root, results)
-    if export:
-        try:
-            report.export(root, config)
-        except Exception as e:  # the scores are in the gradebook; say so, do not lose the run
-            print(f"could not write grades.csv ({type(e).__name__}: {e}); run `nbgrader export`", flush=True)
-    timings["report"] = clock() - t
     if not quiet:
-        print(summary(results, seconds, workers, root, sandbox=bool(sandbox)), flush=True)
+        print(summary(results, seconds, workers, root, sandbox=bool(sandbox),
+                      missing=report.missing(root, aids) if wrote else None), flush=True)
     return results
+
+
+def finish(gb, root, pool, job, outcome, limit):
+    """The Result of one job, merged into the gradebook, whatever the worker returned; never raises."""
+    try:
+        if isinstance(outcome, Result):
+            res = outcome
+        else:  # past the limit, or the worker died: whatever it left in its scratch course
+            res = Result(job.student, job.aid)
+            res.fail(pool.failure(outcome, limit))
+            merge.publish(root, res, job.scratch, job.notebooks)
+            shutil.rmtree(job.scratch, ignore_errors=True)
+        merge.record(gb, root, res)
+    except Exception as e:  # a bug of the grader's on this one submission: it fails, the class goes on
+        res = Result(job.student, job.aid)
+        res.fail(f"the grader failed while recording it: {type(e).__name__}: {e}")
+        try:
+            merge.record(gb, root, res)
+        except Exception:
+            pass
+    return res
+
+
+def write_records(root, results, config, export=True):
+    """autograded/grading-report.csv and grades.csv, each written whatever happened to the other; says why one
+    could not be. True if both were written."""
+    ok = True
+    for what, write in (("autograded/grading-report.csv", lambda: write_report(root, results)),
+                        ("grades.csv", (lambda: report.export(root, config)) if export else None)):
+        if write is None:
+            continue
+        try:
+            write()
+        except Exception as e:  # the scores are in the gradebook; say so, do not lose the run
+            ok = False
+            hint = "; run `nbgrader export`" if what == "grades.csv" else ""
+            print(f"could not write {what} ({type(e).__name__}: {printable(e, 300)}){hint}", flush=True)
+    return ok
 
 
 def main(argv=None):

@@ -12,6 +12,9 @@ import nbformat
 from .. import integrity
 from ..cells import grade_id, has_meta, is_graded, is_locked, is_solution, is_test, meta, nbgrader_type, points
 from ..course import nbgrader_api
+from .notes import printable
+
+MAX_NOTES = 30   # notes kept per submission; one more says how many were left out
 
 
 @dataclass
@@ -30,14 +33,22 @@ class Result:
     findings: list = field(default_factory=list)   # integrity.Finding, one per line ignored when grading
     timings: dict = field(default_factory=dict)    # seconds per step, for `make bench`
 
-    def note(self, text, flag=False):
-        if text not in self.notes:
-            self.notes.append(text)
+    def note(self, text, flag=False, first=False):
+        """Add a note (made printable and bounded: it may quote the submission); past MAX_NOTES, the last
+        note says how many more there were."""
+        text = printable(text)
         self.flagged = self.flagged or flag
+        if text in self.notes:
+            return
+        self.notes.insert(0, text) if first else self.notes.append(text)
+        if len(self.notes) > MAX_NOTES:
+            left = sum(int(n.split()[0]) if n.endswith(" more notes left out") else 1
+                       for n in self.notes[MAX_NOTES - 1:])
+            self.notes[MAX_NOTES - 1:] = [f"{left} more notes left out"]
 
     def fail(self, why, suffix=": it scores 0"):
-        self.status, self.why = "failed", why
-        self.note(why + suffix, flag=True)
+        self.status, self.why = "failed", printable(why, 300)
+        self.note(why + suffix, flag=True, first=True)
 
 
 @dataclass
@@ -115,17 +126,30 @@ def notebook_names(template, aid):
 
 # ----------------------------------------------------------------------------- one submission
 
-def read_notebook(path):
-    """(notebook, None) or (None, why it cannot be read)."""
+SURROGATES = "the notebook holds characters that are not text (lone UTF-16 surrogates, written as \\ud800 to \\udfff " \
+             "escapes in its JSON; no editor writes them): each was replaced by ? and the notebook was graded"
+
+
+def read_notebook(path, notes=None):
+    """(notebook, None) or (None, why it cannot be read). Text that cannot be written back as UTF-8 (a lone
+    surrogate escaped in the JSON) is replaced by ?, and `notes` (a list) is told so."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         return None, f"the file {Path(path).name} could not be read ({type(e).__name__})"
     try:
-        json.loads(text)
+        parsed = json.loads(text)
     except json.JSONDecodeError as e:
         return None, (f"{Path(path).name} could not be read: it is not valid JSON (line {e.lineno}, column {e.colno}: "
                       f"{e.msg}); was it edited outside Jupyter or cut off while uploading?")
+    except RecursionError:
+        return None, f"{Path(path).name} could not be read: its JSON is nested too deeply"
+    try:
+        json.dumps(parsed, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:  # nbgrader writing it back would fail (and, before, stop the class run)
+        text = json.dumps(parsed, ensure_ascii=False).encode("utf-8", "replace").decode("utf-8")
+        if notes is not None:
+            notes.append(SURROGATES)
     try:
         invalid = {}
         nb = nbformat.reads(text, as_version=4, capture_validation_error=invalid)
@@ -149,6 +173,24 @@ def course_notebook(path):
     """A release or source notebook, read once per worker (they do not change while a class is graded)."""
     path = Path(path)
     return _course_notebook(str(path), path.stat().st_mtime_ns) if path.is_file() else None
+
+
+def drop_copies(nb):
+    """A cell pasted twice carries its nbgrader id twice, and nbgrader keys every cell by it (the submission
+    failed to grade with a KeyError). Each id is graded once, where it first appears; later copies lose their
+    nbgrader metadata and run as cells of the student's own. Returns a note, or None if there were none."""
+    seen, twice = set(), []
+    for c in nb.cells:
+        gid = grade_id(c)
+        if gid and gid in seen:
+            del c.metadata["nbgrader"]
+            twice.append(gid)
+        elif gid:
+            seen.add(gid)
+    if not twice:
+        return None
+    return (f"cell(s) {', '.join(sorted(set(map(str, twice))))} appear more than once (copied and pasted?): each was "
+            "graded once, where it first appears; the copies ran as cells of the student's own")
 
 
 def compare_with_release(nb, release):
@@ -211,6 +253,20 @@ def compare_with_release(nb, release):
 NBGRADER_FILES = ("timestamp.txt", "submission_secret.txt")
 
 
+def bad_timestamp(path):
+    """Why nbgrader's timestamp.txt (the submission time, which late penalties read) cannot be used, or None."""
+    from nbgrader.utils import parse_utc
+
+    text = "(not UTF-8 text)"
+    try:
+        text = Path(path).read_text(encoding="utf-8").strip()
+        parse_utc(text)
+        return None
+    except Exception:  # not text, not a date, an empty file
+        return (f"timestamp.txt does not hold a submission time ({printable(text, 60)!r} is not a date): it was ignored, so no late "
+                "penalty was computed; check when this was handed in")
+
+
 def other_files(folder):
     """The submission's files that are not its top-level notebooks (relative paths, sorted; links not followed)."""
     out = []
@@ -241,7 +297,11 @@ def prepare(job):
     for name in NBGRADER_FILES:
         path = folder / name
         if path.is_file() and not path.is_symlink() and path.stat().st_size < 1024:
-            shutil.copyfile(path, dest / name)
+            why = bad_timestamp(path) if name == "timestamp.txt" else None
+            if why:
+                res.note(why, flag=True)
+            else:
+                shutil.copyfile(path, dest / name)
     others = other_files(folder)
     if others:
         shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
@@ -273,14 +333,21 @@ def prepare(job):
         for n in extra:
             (dest / n).unlink()
     for name in wanted:
-        nb, why = read_notebook(dest / f"{name}.ipynb")
+        said = []
+        nb, why = read_notebook(dest / f"{name}.ipynb", said)
         if nb is None:
             res.fail(why, ": nothing could be graded, it scores 0")
             return res
-        mended = False
+        for n in said:
+            res.note(n, flag=True)
+        copies = drop_copies(nb)
+        if copies:
+            res.note(copies)
+        mended = bool(said or copies)
         release = course_notebook(job.releases.get(name, ""))
         if release is not None:
-            notes, mended = compare_with_release(nb, release)
+            notes, changed = compare_with_release(nb, release)
+            mended = mended or changed
             for n in notes:
                 res.note(n, flag=True)
         source = course_notebook(src / f"{name}.ipynb")

@@ -13,6 +13,7 @@ from traitlets import Bool, Integer, Unicode
 
 from .. import sandbox as sandboxes
 from ..localkernel import LocalKernelManager
+from .outputs import OutputBudget
 
 STOPPED = ("CellTimeoutError", "KeyboardInterrupt", "DeadKernelError")
 GIB = 1 << 30
@@ -42,10 +43,19 @@ class RobustExecute(Execute):
         super().__init__(*args, **kwargs)
         # nbgrader's Execute passes AsyncKernelManager as an argument, which config cannot change
         self.kernel_manager_class = sandboxes.SandboxedKernelManager if self.sandbox else LocalKernelManager
+        self._budget = OutputBudget()  # preprocess starts a fresh one per notebook; cells run alone get this one
 
     def preprocess(self, nb, resources=None, km=None):
         self._skip = set()
+        self._budget = OutputBudget()
         return super().preprocess(nb, resources, km)
+
+    def output(self, outs, msg, display_id, cell_index):
+        """Each output cut as it arrives (outputs.OutputBudget): four 32 MB images made a 1.2 GiB worker."""
+        out = super().output(outs, msg, display_id, cell_index)
+        if out is not None:
+            self._budget.admit(out)
+        return out
 
     async def async_start_new_kernel(self, **kwargs):
         await super().async_start_new_kernel(**kwargs)

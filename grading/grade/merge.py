@@ -9,6 +9,13 @@ from .intake import NBGRADER_FILES
 
 
 NOTES_START, NOTES_END = "<!-- grading notes -->", "<!-- /grading notes -->"
+# The most a graded notebook and its page may weigh, once their outputs are capped (outputs.py: 4 MB of outputs
+# at most): more is the student's own text (a cell of megabytes), kept in submitted/ and not copied again.
+MAX_KEPT_BYTES = {"autograded": 12_000_000, "feedback": 8_000_000}
+TOO_BIG = {"autograded": "the graded notebook {name} would weigh {size:.1f} MB, over the {limit:.0f} MB the grader keeps: "
+                         "it was not kept (the scores stand; the submission itself is in submitted/)",
+           "feedback": "the feedback page {name} would weigh {size:.1f} MB, over the {limit:.0f} MB the grader keeps: "
+                       "this page of notes stands in for it (the scores stand)"}
 
 
 def notes_html(res):
@@ -56,6 +63,10 @@ def publish(root, res, scratch, names=None):
             dest.mkdir(parents=True)
             for path in sorted(made.glob(f"*{suffix}")):
                 if path.is_file() and not path.is_symlink() and (names is None or path.stem in names):
+                    if path.stat().st_size > MAX_KEPT_BYTES[kind]:
+                        res.note(TOO_BIG[kind].format(name=path.name, size=path.stat().st_size / 1e6,
+                                                      limit=MAX_KEPT_BYTES[kind] / 1e6), flag=True)
+                        continue
                     shutil.copyfile(path, dest / path.name)
             for name in NBGRADER_FILES:  # nbgrader's (release_feedback reads them), never the kernel's
                 path = made / name
@@ -88,15 +99,45 @@ def merge(gb, res):
     res.score, res.max_score = sub.score, sub.max_score
 
 
+STAND_IN = ("The grader could not grade this notebook automatically (or could not keep what it graded): it scores 0 "
+            "until a person grades it. The submission as handed in is in submitted/{student}/{aid}/. Why:\n")
+
+
+def stand_in(gb, root, res):
+    """The formgrader's Manual Grading lists only notebooks that have a file in autograded/: each notebook of
+    the submission without one gets a stand-in that says why (a code cell's text output, shown escaped)."""
+    import nbformat
+
+    try:
+        notebooks = gb.find_submission(res.aid, res.student).notebooks
+    except Exception:  # never recorded
+        return
+    folder = Path(root) / "autograded" / res.student / res.aid
+    for nb in notebooks:
+        path = folder / f"{nb.name}.ipynb"
+        if path.exists():
+            continue
+        why = STAND_IN.format(student=res.student, aid=res.aid) + "".join(f"- {n}\n" for n in res.notes)
+        cell = nbformat.v4.new_code_cell("# the grader's notes on this submission",
+                                         outputs=[nbformat.v4.new_output("stream", name="stdout", text=why)])
+        folder.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+
+
 def record(gb, root, res):
     """Merge one result into the gradebook; never raises. A note added here reaches the feedback page, and
-    a submission that could not be graded gets a page of notes with its score."""
+    a submission that could not be graded gets a page of notes with its score, and a stand-in notebook in
+    autograded/ so the formgrader's Manual Grading lists it."""
     notes = len(res.notes)
     try:
         merge(gb, res)
     except Exception as e:
         gb.db.rollback()
         res.fail(f"could not record the scores: {type(e).__name__}: {e}", "")
+    try:
+        stand_in(gb, root, res)
+    except OSError:
+        pass
     if res.status == "failed" or len(res.notes) != notes:
         try:
             write_notes(root, res)

@@ -12,9 +12,12 @@ from nbgrader.api import MissingEntry
 from nbgrader.plugins import CsvExportPlugin
 from traitlets import Unicode
 
+from .notes import printable
+
 REPORT = Path("autograded") / "grading-report.csv"
 REPORT_FIELDS = ["student", "assignment", "status", "score", "max_score", "flagged", "seconds", "notes"]
 MAX_NOTES = 6
+NOT_SUBMITTED = "not submitted"   # grades.csv's review column for a student with no submission (scores empty)
 
 
 class Progress:
@@ -36,7 +39,7 @@ class Progress:
         bar = "#" * int(width * self.done / self.total)
         mark = {"graded": "ok" if not res.flagged else "flagged", "failed": "FAILED"}[res.status]
         line = (f"[{bar:<{width}}] {self.done}/{self.total}  {elapsed:5.0f} s, ~{left:4.0f} s left  "
-                f"{res.student} {res.aid}: {res.score:g}/{res.max_score:g} {mark}")
+                f"{printable(res.student, 80)} {printable(res.aid, 80)}: {res.score:g}/{res.max_score:g} {mark}")
         if self.tty:
             self.stream.write("\r\033[K" + line + ("\n" if self.done == self.total else ""))
         else:
@@ -44,7 +47,9 @@ class Progress:
         self.stream.flush()
 
 
-def summary(results, seconds, workers, root, sandbox=None):
+def summary(results, seconds, workers, root, sandbox=None, missing=None):
+    """The lines make grade prints at the end. Every name and note in them is printable (notes.printable).
+    missing: {assignment: number of students in the gradebook with no submission of it}."""
     graded = [r for r in results if r.status == "graded"]
     failed = [r for r in results if r.status == "failed"]
     flagged = [r for r in results if r.flagged]
@@ -54,37 +59,65 @@ def summary(results, seconds, workers, root, sandbox=None):
     if sandbox is not None:
         lines.append("every kernel ran in the sandbox (bubblewrap: grading/sandbox.py)" if sandbox else
                      "the kernels ran WITHOUT the sandbox (--no-sandbox): as you, with your files and network")
+
+    def who(r):
+        return f"{printable(r.student, 80)} {printable(r.aid, 80)}"
     if failed:
         lines.append(f"failed to grade ({len(failed)}; scored 0 and flagged):")
-        lines += [f"  {r.student} {r.aid}: {r.why}" for r in failed]
+        lines += [f"  {who(r)}: {printable(r.why, 300)}" for r in failed]
     if flagged:
         lines.append(f"flagged for review ({len(flagged)}):")
         for r in flagged:
-            lines.append(f"  {r.student} {r.aid} ({r.score:g}/{r.max_score:g}): " + "; ".join(r.notes[:MAX_NOTES]))
+            lines.append(f"  {who(r)} ({r.score:g}/{r.max_score:g}): " +
+                         "; ".join(printable(n) for n in r.notes[:MAX_NOTES]))
+    if missing and any(missing.values()):
+        lines.append("not submitted (empty in grades.csv, not 0): " +
+                     ", ".join(f"{printable(aid, 80)} by {n} student(s)" for aid, n in sorted(missing.items()) if n))
     lines.append(f"feedback in {Path(root) / 'feedback'}, scores in {Path(root) / 'grades.csv'}, "
                  f"notes per submission in {Path(root) / REPORT}")
     return "\n".join(lines)
 
 
-def read_report(root):
-    """{(assignment, student): row} of autograded/grading-report.csv, or {} if there is none."""
+def read_report(root, set_aside=False):
+    """{(assignment, student): row} of autograded/grading-report.csv, or {} if there is none or it cannot be read
+    (not a report this grader wrote: its rows are made anew as submissions are graded again; set_aside: it is
+    kept beside, as grading-report.csv.unreadable)."""
     path = Path(root) / REPORT
     if not path.is_file():
         return {}
-    with open(path, newline="", encoding="utf-8") as f:
-        return {(row["assignment"], row["student"]): row for row in csv.DictReader(f)}
+    limit = csv.field_size_limit()
+    try:
+        csv.field_size_limit(1 << 24)  # a report written before notes were bounded may hold long fields
+        with open(path, newline="", encoding="utf-8", errors="replace") as f:
+            rows = {}
+            for row in csv.DictReader(f):
+                if row.get("assignment") and row.get("student"):  # a row cut short is dropped
+                    rows[(row["assignment"], row["student"])] = {k: printable(row.get(k) or "", 20_000)
+                                                                 for k in REPORT_FIELDS}
+            return rows
+    except (csv.Error, KeyError, TypeError, ValueError, OSError) as e:
+        if set_aside:
+            print(f"{path} could not be read ({type(e).__name__}: {printable(e, 200)}); it is kept as "
+                  f"{path.name}.unreadable and a new one is written", file=sys.stderr, flush=True)
+            try:
+                path.replace(path.with_name(path.name + ".unreadable"))
+            except OSError:
+                pass
+        return {}
+    finally:
+        csv.field_size_limit(limit)
 
 
 def write_report(root, results):
     """One row per submission: this run's results replace the rows of the same submissions."""
-    rows = read_report(root)
+    rows = read_report(root, set_aside=True)
     for r in results:
         rows[(r.aid, r.student)] = dict(zip(REPORT_FIELDS, [
-            r.student, r.aid, r.status, f"{r.score:g}", f"{r.max_score:g}", int(r.flagged), f"{r.seconds:.1f}",
-            " | ".join(r.notes)]))
+            printable(r.student, 200), printable(r.aid, 200), r.status, f"{r.score:g}", f"{r.max_score:g}",
+            int(r.flagged), f"{r.seconds:.1f}", " | ".join(printable(n) for n in r.notes)]))
     path = Path(root) / REPORT
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    with open(path, "w", newline="", encoding="utf-8", errors="backslashreplace") as f:
         w = csv.DictWriter(f, fieldnames=REPORT_FIELDS)
         w.writeheader()
         w.writerows(rows[key] for key in sorted(rows))
@@ -121,19 +154,40 @@ class ReviewExportPlugin(CsvExportPlugin):
                 for student in gradebook.students:
                     if students and student.id not in students:
                         continue
+                    missing = False
                     row = {"assignment": assignment.name, "duedate": assignment.duedate, "student_id": student.id,
                            "last_name": student.last_name, "first_name": student.first_name, "email": student.email,
                            "max_score": assignment.max_score}
                     try:
                         sub = gradebook.find_submission(assignment.name, student.id)
-                    except MissingEntry:
-                        row.update(timestamp="", raw_score=0.0, late_submission_penalty=0.0, score=0.0)
+                    except MissingEntry:  # not handed in: no score at all, which a 0.0 would hide
+                        row.update(timestamp="", raw_score="", late_submission_penalty="", score="")
+                        missing = True
                     else:
                         penalty = sub.late_submission_penalty
                         row.update(timestamp=sub.timestamp, raw_score=sub.score, late_submission_penalty=penalty,
                                    score=max(0.0, sub.score - penalty))
-                    w.writerow(["" if row[k] is None else str(row[k]) for k in self.KEYS]
-                               + [review.get((assignment.name, student.id), "")])
+                    w.writerow([printable("" if row[k] is None else row[k], 200) for k in self.KEYS]
+                               + [NOT_SUBMITTED if missing else review.get((assignment.name, student.id), "")])
+
+
+def missing(root, aids):
+    """{assignment: how many students in the gradebook have no submission of it}, for the summary ({} if the
+    gradebook cannot be read)."""
+    from nbgrader.api import Gradebook
+
+    out = {}
+    try:
+        with Gradebook(f"sqlite:///{Path(root) / 'gradebook.db'}") as gb:
+            students = {s.id for s in gb.students}
+            for aid in aids:
+                try:
+                    out[aid] = len(students - {sub.student.id for sub in gb.find_assignment(aid).submissions})
+                except MissingEntry:  # a misspelt folder: reported as such
+                    pass
+    except Exception:  # the summary goes without it; grades.csv says the same row by row
+        pass
+    return out
 
 
 def export(root, config):

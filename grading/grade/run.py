@@ -16,6 +16,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
 
 from .. import kernelwait
 from .. import sandbox as sandboxes
+from .. import watchdog
 from . import intake, merge
 from .feedback import FeedbackExporter, RedactHiddenTests
 from ..judge.execute import JudgeExecute
@@ -101,6 +102,7 @@ def grade_submission(job, base_config):
     """Intake, autograde, feedback and notes for one submission; its autograded notebook and feedback page
     go into the course. Runs in a worker process; returns the Result with the scores to merge."""
     start, cpu, kernels = time.perf_counter(), cpu_seconds(), sandboxes.KERNEL_CPU[0]
+    limits = len(watchdog.EVENTS), len(watchdog.SANDBOXES)  # what the sandbox's watchdog did to this one
     res = intake.prepare(job)
     res.timings["intake"] = time.perf_counter() - start
     scratch, student, aid = Path(job.scratch), job.student, job.aid
@@ -131,6 +133,9 @@ def grade_submission(job, base_config):
                      "scratch copy of the course, and nothing in the course itself was changed", flag=True)
         for nb in sorted((course / "autograded" / student / aid).glob("*.ipynb")):
             runtime_notes(res, nb, job.cell_timeout, job.memory_limit)
+        for text in watchdog.notes(*limits):
+            res.note(text)
+        res.timings["sandbox paused"] = watchdog.paused(limits[1])
         res.timings["notes"] = time.perf_counter() - t
     t = time.perf_counter()
     merge.publish(job.root, res, scratch, job.notebooks)

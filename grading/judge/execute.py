@@ -15,6 +15,7 @@ import nbformat
 import zmq
 import zmq.asyncio
 from jupyter_core.utils import ensure_async, run_sync
+from nbclient.util import run_hook
 from traitlets import Bool, Unicode
 
 from ..cells import grade_id
@@ -45,16 +46,27 @@ BOOT = ("def __speclab_boot__(src):\n"
 
 class JudgeExecute(RobustExecute):
     judge = Bool(True, help="run the test cells in the grading worker (the judge), not in the kernel").tag(config=True)
-    source = Unicode("", help="the assignment's source folder (solutions/<id>) in the scratch course").tag(config=True)
+    source = Unicode("", help="the assignment's source folder (solutions/<id>); empty: the course's "
+                              "(CourseDirectory)").tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):
         self._judge, self._agent, self._serving, self._needs_restart, self._error = None, False, None, False, None
         self._interrupting = False
         info = (resources or {}).get("nbgrader", {})
-        path = Path(self.source) / f"{info.get('notebook', '')}.ipynb"
+        path = self._source(info.get("assignment", "")) / f"{info.get('notebook', '')}.ipynb"
         if self.judge and info.get("assignment") not in OPT_OUT and path.is_file():
             self._judge = Judge(nbformat.read(path, as_version=4), self._transport)
         return super().preprocess(nb, resources, km)
+
+    def _source(self, aid):
+        """The assignment's source folder: `source`, or the course's (nbgrader's own paths, which name no scratch
+        course: `nbgrader autograde` and the formgrader with the course's config, grading/nbgrader_steps.py)."""
+        if self.source:
+            return Path(self.source)
+        from nbgrader.coursedir import CourseDirectory
+
+        course = CourseDirectory(config=self.config)
+        return Path(course.root) / course.source_directory / aid
 
     def preprocess_cell(self, cell, resources, index):
         j = self._judge
@@ -62,7 +74,11 @@ class JudgeExecute(RobustExecute):
             return super().preprocess_cell(cell, resources, index)
         if is_test(cell):
             self._skip.add(index)  # never run in the kernel, nor replayed after a restart
-            cell.outputs, cell.execution_count = self._judge_cell(cell, index), None
+            run_sync(run_hook)(self.on_cell_start, cell=cell, cell_index=index)  # make check's progress line
+            outputs = self._judge_cell(cell, index)
+            for out in outputs:
+                self._budget.admit(out)  # cut as the kernel's outputs are (RobustExecute.output)
+            cell.outputs, cell.execution_count = outputs, None
             return cell, resources
         return super().preprocess_cell(cell, resources, index)
 

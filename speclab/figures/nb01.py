@@ -12,7 +12,7 @@ N = 48   # tokens in each lane
 def build_timeline(fig):
     """What no slider changes: the plain lane, the axes; returns the two lanes and the title that move."""
     fig.set_layout_engine(None)  # fixed margins
-    ax = fig.subplots(gridspec_kw=dict(left=0.09, right=0.97, bottom=0.18, top=0.8))
+    ax = fig.subplots(gridspec_kw=dict(left=0.12, right=0.97, bottom=0.18, top=0.8))  # room for "typical run"
     timeline.set_lane(timeline.lane(ax, 2), timeline.plain_schedule(N))
     run, average = timeline.lane(ax, 1, moving=True), timeline.lane(ax, 0, moving=True)
     timeline.frame(ax, ["plain", "typical run", "average"], timeline.room(N, N),

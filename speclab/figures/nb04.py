@@ -32,18 +32,21 @@ TRIALS = 60_000             # the floor: what a perfect sampler scores at the no
 
 
 @lru_cache(maxsize=None)
-def window_data():
-    """({(k, rule): exact TV per window} for k = 1..5, the sampling floor per window): computed once."""
-    tv = {(k, rule): exact.window_tvs(P, Q, CTX, k, len(WINDOWS), rule).tolist()
-          for k in range(1, 6) for rule in BROKEN}
-    floor = [exact.expected_sampling_tv(exact.target_tokens_joint(P, CTX, n), TRIALS) for n in WINDOWS]
-    return tv, floor
+def window_floor():
+    """The sampling floor per window at the notebook's 60,000 trials: computed once."""
+    return [exact.expected_sampling_tv(exact.target_tokens_joint(P, CTX, n), TRIALS) for n in WINDOWS]
+
+
+@lru_cache(maxsize=None)
+def window_tvs(k):
+    """{rule: exact TV per window} at k drafts per round: computed when k is first shown, then kept."""
+    return {rule: exact.window_tvs(P, Q, CTX, k, len(WINDOWS), rule).tolist() for rule in BROKEN}
 
 
 def build_windows(fig):
     """The axes, the floor and the legend, drawn once; returns the lines, the shading and the title k moves."""
     ax = fig.add_subplot()
-    lines = roundview.windows_build(ax, WINDOWS, BROKEN, window_data()[1], floor_label="floor, 60,000 trials",
+    lines = roundview.windows_build(ax, WINDOWS, BROKEN, window_floor(), floor_label="floor, 60,000 trials",
                                     moving=True)
     return lines, widgets.moving(ax.set_title("", y=1.0))   # a fixed place: no layout pass per frame
 
@@ -51,8 +54,7 @@ def build_windows(fig):
 def update_windows(parts, k):
     """Exact TV of each shortcut's first n tokens (n = 1..6) at k drafts per round; returns what it plotted."""
     lines, title = parts
-    tv = window_data()[0]
-    shown = roundview.windows_update(lines, {rule: tv[k, rule] for rule in BROKEN}, k)
+    shown = roundview.windows_update(lines, window_tvs(k), k)
     worse = next((n for n in WINDOWS if shown["continue"][n - 1] > shown["no_resample"][n - 1]), None)
     title.set_text(f"k = {k}: " + ("continue is exact in every window (nothing stale)" if k == 1 else
                                    f"continue overtakes no_resample from a window of {worse} tokens" if worse else

@@ -16,7 +16,7 @@ reaches any feedback page, no file but the graded notebook and its page is kept,
 sanitised. The class is graded by the judge (grading/judge/, the default): the attacks on tests that run in
 the kernel (issue 36) are among the attacks.
 
-Slowest module of the grading tests. SLOW: the class fixture (32 submissions, two of which
+Slowest module of the grading tests. SLOW: the class fixture (41 submissions, two of which
 loop until the timeout and two of which run out of memory).
 
 Why one module of about 400 lines: every test here reads the one grading of the one class (a module
@@ -37,7 +37,7 @@ import pytest
 
 from devtools import attacks, badsubmissions as bs
 from grading import selfcheck
-from devtools.coursework import leaked_hidden_lines
+from devtools.coursework import leaked_hidden_lines, loaded_addresses
 from grading import sandbox as sandboxes
 from grading.course import REPO, nbgrader, nbgrader_api, release_notebook, source_notebook
 from grading.grade import REPORT, NoSandbox, default_memory_limit, grade, parse_size, summary, tree_state
@@ -45,6 +45,7 @@ from grading.grade.intake import NBGRADER_FILES
 from grading.grade.pool import Pool
 from grading.grade.kernel import gib
 from grading.gradebook import cell_scores, score
+from grading.nbgrader_steps import stock_config
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:.*not in session.*"),  # nbgrader's harmless SAWarning
@@ -85,7 +86,7 @@ def sequential(course, honest, tmp_path_factory):
     submission after another."""
     root = copy_course(course, tmp_path_factory, "sequential")
     bs.write_class(root, AID, honest)
-    api = nbgrader_api(root)
+    api = nbgrader_api(root, config=stock_config())  # nbgrader's own steps: the course config now sandboxes them
     for student in honest:
         assert api.autograde(AID, student)["success"], f"stock nbgrader could not grade {student}"
     return {student: cell_scores(root, AID, student) for student in honest}
@@ -216,6 +217,83 @@ def test_feedback_pages_are_sanitised(graded):
     assert "&lt;script&gt;" in page, "the code cell that displays it is shown, escaped"
 
 
+# Issue 36: submissions that inflated the records, forged the grader's messages or stopped the class run
+ISSUE_36 = ["attack_images", "attack_surrogate", "attack_long_name", "attack_escapes", "attack_forged",
+            "attack_timestamp", "copy_pasted"]
+
+
+def kept_bytes(root, student):
+    return sum(p.stat().st_size for kind in ("autograded", "feedback") for p in (root / kind / student).rglob("*")
+               if p.is_file())
+
+
+def is_printable(text):
+    return text.isprintable() and "\x1b" not in text
+
+
+@pytest.mark.parametrize("name", ISSUE_36)
+def test_issue_36_submission_is_graded_fairly_and_said(graded, name):
+    """Each is graded (none stops the class), earns what its work deserves, is flagged as its case says, says
+    what happened in a printable note, and keeps a bounded size of files (three 8 MB images kept 67 MB)."""
+    root, results, *_ = graded
+    case, res = ATTACKS[name], results[name]
+    assert res.status == "graded", f"{case.what}: {res.why}"
+    assert (res.score, res.max_score) == case.expect(root, AID), f"{case.what}: {res.notes}"
+    assert res.flagged == case.flagged, f"{case.what}: {res.notes}"
+    assert not case.note or any(case.note in n for n in res.notes), f"{case.what}: {res.notes}"
+    assert all(is_printable(n) and len(n) <= 600 for n in res.notes), res.notes
+    assert kept_bytes(root, name) < 3_000_000, f"{case.what}: {kept_bytes(root, name):,} bytes kept"
+
+
+def test_records_are_written_and_printable(graded):
+    """grades.csv and the grading report are written, every field printable and bounded, and the summary too,
+    whatever the submissions put in their exceptions, cell ids and file names."""
+    root, results, *_ = graded
+    for path in (root / "grades.csv", root / REPORT):
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        assert {r.get("student_id") or r.get("student") for r in rows} >= set(results), path
+        assert all(is_printable(v) and len(v) < 20_000 for r in rows for v in r.values()), path
+    text = summary(list(results.values()), 60.0, 2, root)
+    assert all(is_printable(line) for line in text.splitlines())
+    assert "\\x1b[2J" in text, "an escape sequence is shown, not sent"
+
+
+def test_feedback_pages_show_figures_and_mathematics_and_nothing_forged(graded):
+    """The honest page has the notebook's figures (the inline backend) and MathML, no script and no "Test
+    cell"; the forged one has none of the grader's styles, nothing remote and no data: but figures."""
+    root, *_ = graded
+    page = (root / "feedback" / "reference" / AID / f"{AID}.html").read_text()
+    assert 'src="data:image/png;base64,' in page, "the notebook's figures are on its page"
+    assert "<math" in page and "<script" not in page and "Test cell" not in page
+    forged = (root / "feedback" / "attack_forged" / AID / f"{AID}.html").read_text()
+    body = forged[forged.index("<body"):]
+    assert attacks.FORGED in body, "the student's words stay, as plain text"
+    assert not [a for a in loaded_addresses(forged) if attacks.REMOTE in a], "the page loads nothing from elsewhere"
+    # in a tag, not in the escaped source listing of the attack's own cell (`&lt;p class="alert"`)
+    assert not re.search(r"""<[a-z][^<>]*\bclass\s*=\s*["'][^"']*\b(alert|grading-notes)\b""", body), \
+        "the grader's styles"
+    assert not re.search(r"""(src|href)\s*=\s*["']?data:(?!image/png;base64,)""", forged), "a data: address"
+    images = (root / "feedback" / "attack_images" / AID / f"{AID}.html").read_text()
+    assert "image larger than the grader keeps" in images and len(images) < 1_500_000
+
+
+def test_a_later_run_reads_what_this_one_stored(graded, tmp_path_factory):
+    """The next make grade, the attackers gone, grades and writes grades.csv (it stopped reading the report
+    the first run stored: a 140,000-character note), keeping the other rows."""
+    root, results, *_ = graded
+    again = tmp_path_factory.mktemp("again")
+    shutil.copytree(root, again, dirs_exist_ok=True)
+    for folder in (again / "submitted").iterdir():
+        if folder.name != "reference":
+            shutil.rmtree(folder)
+    (again / "grades.csv").unlink()
+    [res] = grade(again, workers=1, cell_timeout=CELL_TIMEOUT, memory_limit=MEMORY_LIMIT, quiet=True)
+    assert res.status == "graded" and (again / "grades.csv").is_file()
+    with open(again / REPORT, newline="", encoding="utf-8") as f:
+        assert {r["student"] for r in csv.DictReader(f)} == set(results)
+
+
 def test_grade_refuses_without_the_sandbox_and_check_says_so(course, monkeypatch, capsys):
     """Where bwrap cannot start, make grade refuses (unless --no-sandbox) and make check runs without it, saying
     so in one line. A recorder stands in for grading in the self-check."""
@@ -226,7 +304,7 @@ def test_grade_refuses_without_the_sandbox_and_check_says_so(course, monkeypatch
     monkeypatch.setattr("grading.grade.grade", lambda root, **kwargs: seen.update(kwargs) or [])
     selfcheck.check_many([(AID, release_notebook(AID, course))], root=course, workers=1)
     assert seen["sandbox"] is False
-    said = capsys.readouterr().err.strip().splitlines()
+    said = [ln for ln in capsys.readouterr().err.strip().splitlines() if "sandbox" in ln]  # beside progress lines
     assert len(said) == 1 and "without the grader's sandbox" in said[0] and "no bwrap in this test" in said[0]
 
 

@@ -6,6 +6,7 @@ report of each submission the class grading graded, and three kinds graded throu
 """
 import hashlib
 import re
+import shutil
 
 import nbformat
 import pytest
@@ -79,6 +80,22 @@ def test_half_done_notebook_gets_a_per_part_report(tmp_path, capsys, monkeypatch
     leaked = leaked_hidden_lines(out, nbformat.read(source_notebook(AID), as_version=4), longer_than=25,
                                  shown=("check_equal(", '"'))
     assert not leaked, f"the report shows hidden test code: {leaked}"
+
+
+def test_a_line_per_graded_part_as_it_starts(tmp_path, capsys):
+    """make check says where it is while the notebook runs: one line per graded part, in order (on stderr;
+    the report is stdout)."""
+    root = a_course(tmp_path)
+    mine = tmp_path / "mine.ipynb"
+    shutil.copyfile(release_notebook(AID), mine)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SPECLAB_COURSE_ROOT", str(root))
+        assert selfcheck.main([AID, "--file", str(mine)]) == 0
+    captured = capsys.readouterr()
+    ids = selfcheck.graded_parts(root, AID)
+    shown = re.findall(rf"^  {AID}: part (\d+)/(\d+) (\w+) \(\d+ s\)$", captured.err, re.M)
+    assert ids and shown == [(str(i + 1), str(len(ids)), gid) for i, gid in enumerate(ids)], captured.err
+    assert "part" not in captured.out, "progress goes to stderr, the report to stdout"
 
 
 def test_progress_table_over_the_course(tmp_path, capsys):

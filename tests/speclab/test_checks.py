@@ -21,3 +21,52 @@ def test_checks_ignore_a_patched_numpy(monkeypatch):
     monkeypatch.setattr(np, "isclose", lambda *a, **k: True)
     monkeypatch.setattr(np, "allclose", lambda *a, **k: True)
     assert not checks.close([1.0], [2.0])
+
+
+def test_tokens_are_shown_as_the_letters_the_notebooks_print():
+    with pytest.raises(AssertionError) as failed:
+        checks.check_tokens([3], [4], "the first token is the argmax")
+    assert "expected 'e'\n  got      'd'" in str(failed.value)
+    with pytest.raises(AssertionError) as failed:
+        checks.check_tokens(np.array([4, 5, 1]), (4, 5, 0), "greedy decoding")
+    assert "expected 'efa'\n  got      'efb'" in str(failed.value)
+    with pytest.raises(AssertionError) as failed:
+        checks.check_tokens(7, 4, "not a token")  # what is not a token id is shown as it is
+    assert "expected 'e'\n  got      7" in str(failed.value)
+    checks.check_tokens(np.int64(2), 2, "an id from numpy is the same token")
+    checks.check_tokens((0, 1), [0, 1], "a tuple of tokens is the same sequence")
+
+
+def _run_cells(sources, extra_arguments=()):
+    """Execute code cells in a fresh kernel (IPython's default traceback mode unless told); the error outputs."""
+    import nbformat
+
+    from grading.execute import notebook_client
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    notebook_client(nb, ".", timeout=120, allow_errors=True, extra_arguments=list(extra_arguments)).execute()
+    return [o for c in nb.cells for o in c.outputs if o.output_type == "error"]
+
+
+@pytest.mark.slow  # a kernel each
+@pytest.mark.parametrize("mode", ["Context", "Minimal"])
+def test_a_failed_check_shows_the_students_line_not_the_checks_frames(mode):
+    """In JupyterLab (IPython's default mode, Context) and in Validate and the grader (Minimal)."""
+    import re
+
+    shown = _run_cells(["from speclab.checks import check_close\n",
+                        "x = 1.0\ncheck_close(x, 2.0, 'the residual must sum to 1')\n"],
+                       [f"--InteractiveShell.xmode={mode}"])
+    assert len(shown) == 1 and shown[0].ename == "AssertionError", shown
+    text = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(shown[0].traceback))
+    assert "the residual must sum to 1" in text and "expected 2" in text
+    assert "checks.py" not in text and "raise AssertionError" not in text, text
+    if mode == "Context":
+        assert "check_close(x, 2.0, 'the residual must sum to 1')" in text, text  # the line that failed
+
+
+@pytest.mark.slow
+def test_other_errors_keep_their_whole_traceback():
+    shown = _run_cells(["from speclab.checks import check_close\n", "check_close('a', 1.0, 'message')\n"])
+    text = "\n".join(shown[0].traceback)
+    assert shown[0].ename == "ValueError" and "checks.py" in text  # a bug's traceback says where it is

@@ -268,3 +268,50 @@ def test_rounds_with_accuracy_reaches_exactly_n(a, k):
 def test_data_files_are_valid_json():
     for path in list((hw.DATA / "models").glob("*.json")) + [hw.DATA / "accelerators.json"]:
         json.loads(path.read_text())
+
+
+# --- 07's break-it: each deployment at its own best ------------------------------------------------
+
+
+def _gains_over_contexts(kind, acc, a, k, overhead, contexts):
+    """best_gain at every context, vectorised over the batches (the reference loops; this is its check)."""
+    T, D = hw.load_model("llama-3-70b"), hw.load_model("llama-3.2-1b")
+    out = []
+    for ctx in contexts:
+        def step(cfg, n, B):
+            mm = np.maximum(hw.weight_bytes(cfg) / acc["bandwidth"], 2 * B * hw.forward_macs(cfg, n, 0) / acc["peak_flops"])
+            if kind == "explainer":
+                return mm
+            return mm + B * max(hw.kv_cache_bytes(cfg, ctx) / acc["bandwidth"],
+                                2 * hw.attention_macs(cfg, n, ctx) / acc["peak_flops"])
+        bp = np.arange(1, hw.plain_max_batch(T, acc, ctx) + 1, dtype=float)
+        bs = np.arange(1, hw.max_batch(T, D, acc, ctx) + 1, dtype=float)
+        plain = (bp / step(T, 1, bp)).max()
+        spec = (bs * expected_tokens(a, k) / (k * (step(D, 1, bs) + overhead) + step(T, k + 1, bs))).max()
+        out.append(spec / plain)
+    return np.array(out)
+
+
+def test_plain_decoding_fits_more_sequences_than_speculation():
+    T, D, four = hw.load_model("llama-3-70b"), hw.load_model("llama-3.2-1b"), hw.accelerator("H100", cards=4)
+    assert [hw.plain_max_batch(T, four, c) for c in (1024, 2048, 4096)] == [533, 266, 133]
+    assert [hw.max_batch(T, D, four, c) for c in (1024, 2048, 4096)] == [477, 238, 119]
+
+
+def test_best_gain_sets_each_deployment_at_its_own_best():
+    T, D, four = hw.load_model("llama-3-70b"), hw.load_model("llama-3.2-1b"), hw.accelerator("H100", cards=4)
+    got = [hw.best_gain(hw.step_time, T, D, four, 0.8, 4, c, DRAFT_STEP_OVERHEAD_S) for c in (1024, 2048, 4096)]
+    assert np.allclose(got, [0.9197233161315326, 1.148986918326707, 1.7273793223854406], rtol=1e-12)
+    assert np.allclose(got, _gains_over_contexts("honest", four, 0.8, 4, DRAFT_STEP_OVERHEAD_S, (1024, 2048, 4096)))
+    assert hw.best_gain(hw.explainer_step_time, T, D, four, 0.8, 4, 2048, DRAFT_STEP_OVERHEAD_S) < 0.7
+
+
+@pytest.mark.parametrize("kind,want", [("honest", 1451), ("explainer", 3085)])
+def test_flip_context_is_where_a_full_scan_first_wins(kind, want):
+    T, D, four = hw.load_model("llama-3-70b"), hw.load_model("llama-3.2-1b"), hw.accelerator("H100", cards=4)
+    contexts = np.arange(256, 16385)
+    wins = _gains_over_contexts(kind, four, 0.8, 4, DRAFT_STEP_OVERHEAD_S, contexts) > 1
+    assert np.count_nonzero(wins[1:] != wins[:-1]) == 1, "the gain crosses 1 once: bisection is sound here"
+    assert contexts[np.argmax(wins)] == want
+    step = hw.step_time if kind == "honest" else hw.explainer_step_time
+    assert hw.flip_context(step, T, D, four, 0.8, 4, DRAFT_STEP_OVERHEAD_S) == want

@@ -218,11 +218,165 @@ def test_confident_draft_stops_right_after_an_unsure_token(models):
         "q[x] equal to the threshold does not stop"
 
 
-def test_timed_runs_threshold_zero_is_fixed_k(models):
+def test_generation_times_threshold_zero_is_fixed_k(models):
     target, draft = models
-    runs = realspec.timed_runs(target, draft, PROMPT, 12, {"fixed": 3, "adaptive": realspec.confident_block(3, 0.0)},
-                               range(2))
-    assert [len(runs[label]) for label in runs] == [2, 2]
-    for (fixed, tps), (adaptive, _) in zip(runs["fixed"], runs["adaptive"]):
-        assert fixed.tokens == adaptive.tokens and len(fixed.tokens) == 12 and tps > 0
-        assert fixed.drafted == adaptive.drafted == [3] * fixed.rounds
+    gen = realspec.generation_times(target, {"fixed": (draft, 3), "adaptive": (draft, realspec.confident_block(3, 0.0))},
+                                    PROMPT, 12, repeat=2)
+    assert [len(gen[label]) for label in gen] == [2, 2, 2]
+    for fixed, adaptive, plain in zip(gen["fixed"], gen["adaptive"], gen["plain"]):
+        assert fixed.run.tokens == adaptive.run.tokens and len(fixed.run.tokens) == 12
+        assert fixed.run.drafted == adaptive.run.drafted == [3] * fixed.run.rounds
+        assert fixed.target_calls == fixed.run.rounds and plain.target_calls == 12 and plain.draft_seconds == 0
+        assert 0 < fixed.target_seconds + fixed.draft_seconds <= fixed.seconds + 1e-3
+    assert len(realspec.speedups(gen, "fixed")) == 2
+
+
+def test_timed_model_gives_the_same_rows(models):
+    target, _ = models
+    timed = realspec.Timed(target)
+    assert np.array_equal(timed.probs(PROMPT, timed.new_cache()), target.probs(PROMPT, target.new_cache()))
+    assert timed.positions == len(PROMPT) and timed.calls == 1 and timed.forward_seconds >= 0
+
+
+def test_spread_and_forward_times(models):
+    assert realspec.spread([1, 2, 3, 4, 5]) == (3.0, 2.0, 4.0)
+    got = realspec.forward_times({"draft": models[1]}, [1, 3], repeat=3)
+    assert set(got) == {("draft", 1), ("draft", 3)} and all(len(v) == 3 and (v > 0).all() for v in got.values())
+
+
+def test_a_coarse_cpu_clock_gives_a_time_per_call_not_zero(monkeypatch):
+    """A clock that ticks every 10 ms reads 0 for a 1 ms call; the measurement calls again until it moves."""
+    import time
+    fine = time.process_time
+    monkeypatch.setattr(realspec.time, "process_time", lambda: 0.01 * (fine() // 0.01))
+    calls = []
+    per_call = realspec.cpu_time_per_call(lambda: (calls.append(1), sum(range(20000))))
+    assert per_call > 0 and len(calls) >= 1
+
+
+def test_hollow_model_runs_the_same_code_path(models):
+    target, _ = models
+    hollow = tf.hollow(target)
+    assert hollow.n_layer == target.n_layer and hollow.d == target.n_head
+    assert hollow.forward(PROMPT, hollow.new_cache()).shape == (len(PROMPT), tf.V)
+
+
+def test_damage_is_float_rounding_for_the_correct_loop_and_starts_at_the_first_rejection(models):
+    """damage_by_position on the course's loops: the correct one scores float32 rounding everywhere; the
+    stale one scores exactly that until the first token decided after a rejection (junk_in_cache > 0),
+    and there equals stale_cache_tv of the first rejection."""
+    target, draft = models
+    short, n, k = tf.encode("def "), 24, 4
+    stale_loop = lambda *a: realspec.speculative_generate(*a, stale=True)   # noqa: E731
+    for seed in range(3):
+        good, kept_good = realspec.damage_by_position(realspec.speculative_generate, target, draft, short, n, k, seed)
+        assert good.shape == (n,) and np.nanmax(good) < 1e-5 and not np.isnan(good).any()
+        bad, kept = realspec.damage_by_position(stale_loop, target, draft, short, n, k, seed)
+        junk = np.array(realspec.junk_in_cache(kept, k)[:n])
+        assert np.all(bad[junk == 0] < 1e-5) and (junk > 0).any() and bad[junk > 0].max() > 1e-3
+        run = realspec.Run([])
+        realspec.speculative_generate(target, draft, short, n, k, np.random.default_rng(seed), run)
+        context, rejected = realspec.stale_positions(run)[0]
+        first = len(context) - len(short)
+        assert junk[first] > 0 and junk[first - 1] == 0
+        assert abs(bad[first] - realspec.stale_cache_tv(target, context, rejected)) < 1e-5
+
+
+def test_junk_in_cache_counts_the_earlier_rounds_rejections():
+    assert realspec.junk_in_cache([4, 4], 4) == [0] * 10
+    assert realspec.junk_in_cache([1, 4, 0], 4) == [0, 0] + [3] * 5 + [3]
+    assert realspec.junk_in_cache([0, 0], 1) == [0, 1]
+
+
+def test_held_out_code_is_code():
+    code = tf.decode(realspec.held_out("code", 4000))
+    lines = code.splitlines()
+    assert '"""' not in code and "\'\'\'" not in code
+    assert not any(line.strip().startswith("#") or not line.strip() for line in lines)
+    assert sum(line.startswith(" ") for line in lines) > 0.8 * len(lines), "mostly indented code lines"
+    assert realspec.code_lines('x = 1\n"""doc\nstill doc\n"""\n# c\ny = 2\n') == "x = 1\ny = 2\n"
+    assert len(realspec.held_out("prose", 100)) == 100
+
+
+def test_kneser_ney_is_a_distribution_and_prefers_what_it_saw():
+    text = tf.encode("the cat sat on the mat. the cat ate. " * 20 + "a dog!")
+    for order in (1, 2, 3, 5):
+        kn = realspec.KneserNey(text, order)
+        for context in ("the c", "zzzzz", "at. t", "g!"):
+            ctx = tf.encode(context)
+            total = sum(kn.next_probs(ctx + [x])[-1] for x in range(tf.V))
+            assert abs(total - 1) < 1e-9, (order, context, total)
+    kn = realspec.KneserNey(text, 3)
+    seen, unseen = tf.encode("the cat"), tf.encode("the caz")
+    assert kn.next_probs(seen)[-1] > 0.5 > kn.next_probs(unseen)[-1] > 0
+    assert kn.cross_entropy(seen, first=3) < kn.cross_entropy(unseen, first=3)
+
+
+def test_cross_entropy_keeps_context_in_view(models):
+    """Every scored character has at least `keep` characters before it in view: the first `keep` are not
+    scored, and the windows overlap by `keep` (a fresh window would score its first characters blind)."""
+    target, _ = models
+    text = realspec.held_out("code", 120)                       # one window: the exact value is easy
+    p = realspec.teacher_forced(target, text)
+    want = float(-np.log(p[np.arange(63, 119), text[64:]]).mean())
+    assert abs(realspec.cross_entropy(target, text, keep=64) - want) < 1e-6   # float32 regrouping only
+    long = realspec.held_out("code", 400)                       # several windows: each character once
+    rows = []
+    for s in range(64, 399, 64):
+        q = target.probs(long[s - 64:min(s + 64, 399)], target.new_cache())[63:]
+        rows.append(-np.log(q[np.arange(len(q)), long[s:s + len(q)]]))
+    assert abs(realspec.cross_entropy(target, long, keep=64) - np.concatenate(rows).mean()) < 1e-6
+
+
+# --- float32 end to end -------------------------------------------------------------------------
+
+class _Traced(np.ndarray):
+    """A weight that reports every NumPy operation it (or anything computed from it) takes part in:
+    the dtypes going in and out, and every astype. Activations computed from a weight stay _Traced."""
+    seen = []
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        plain = [x.view(np.ndarray) if isinstance(x, _Traced) else x for x in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(x.view(np.ndarray) if isinstance(x, _Traced) else x for x in kwargs["out"])
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        arrays = [x for x in plain if isinstance(x, np.ndarray)]
+        _Traced.seen.append((ufunc.__name__, [x.dtype for x in arrays], getattr(result, "dtype", None)))
+        return result.view(_Traced) if isinstance(result, np.ndarray) else result
+
+    def astype(self, dtype, *args, **kwargs):
+        _Traced.seen.append(("astype", [self.dtype], np.dtype(dtype)))
+        return super().astype(dtype, *args, **kwargs)
+
+
+def _traced(model):
+    return tf.Transformer({k: v.view(_Traced) for k, v in model.w.items()}, model.n_layer, model.n_head,
+                          model.d, model.name)
+
+
+@pytest.mark.parametrize("name", ["target", "draft"])
+def test_forward_is_float32_end_to_end(name):
+    """Every weight is float32 in memory (converted from fp16 once, at load); every operation of the
+    forward, prefill and one-token steps, takes float32 in and gives float32 out, and no weight is
+    converted during a forward. A float64 scalar (np.sqrt of an int, say) silently promotes every
+    activation after it to float64, which doubles the bytes moved and converts each weight it meets."""
+    model = tf.load(name)
+    assert all(type(v) is np.ndarray and v.dtype == np.float32 for v in model.w.values()), \
+        "weights are held as float32 arrays"
+    traced = _traced(model)
+    cache = traced.new_cache()
+    _Traced.seen.clear()
+    out = [traced.forward(PROMPT[:9], cache), traced.forward(PROMPT[9:10], cache), traced.forward(PROMPT[10:13], cache)]
+    assert _Traced.seen, "the trace saw the forward's operations"
+    bad = [op for op in _Traced.seen if op[0] == "astype" or any(d != np.float32 for d in op[1]) or op[2] != np.float32]
+    assert not bad, f"operations of the forward that are not float32 in and out: {bad[:5]}"
+    assert all(o.dtype == np.float32 for o in out) and cache.k.dtype == cache.v.dtype == np.float32
+
+
+def test_a_float64_forward_fails_the_trace(models):
+    """The trace itself can fail: a forward whose attention scale is a float64 scalar is caught."""
+    target, _ = models
+    traced = _traced(target)
+    _Traced.seen.clear()
+    x = traced.w["h0.qkv.w"][:4, :4] * np.float64(0.5)
+    assert any(op[2] == np.float64 for op in _Traced.seen) and x.dtype == np.float64

@@ -181,3 +181,10 @@ def test_encode_is_a_png_of_exactly_the_canvas_pixels():
     assert decoded.format == "PNG" and decoded.mode == "RGBA"
     assert np.array_equal(np.asarray(decoded), np.asarray(canvas.buffer_rgba())), "lossless, row for row"
     assert w._screen.image.value == png, "the Image widget shows these bytes"
+
+
+def test_log_slider_steps_evenly_in_log_scale():
+    s = widgets.log_slider(1, 1, 1024, "batch")
+    assert list(s.options) == [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
+    assert s.value == 1 and s.description == "batch"
+    assert 119 in widgets.log_slider(119, 1, 1024, "batch").options   # a value off the grid is kept as a stop
