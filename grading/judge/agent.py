@@ -1,9 +1,10 @@
 """The judge's codec, and the small agent it runs in the student's kernel.
 
 This one file is imported by the grading worker (the judge) and sent, as text, to the sandboxed kernel,
-where `install` binds the agent as `__speclab_judge__`. It needs only the standard library and numpy.
+where `install` binds the agent as `__speclab_judge__`, which listens on a Unix socket for the judge (Agent).
+It needs only the standard library and numpy.
 
-Values cross by value, as JSON: None, bool, int, float, str, list, and tagged dicts for a tuple, a dict,
+Values cross by value, as JSON: None, bool, int, float, str, list, and tagged dicts for a tuple, a dict, a set,
 a base numpy array of a numeric or bool dtype (dtype, shape, bytes), a numpy scalar, a numpy Generator
 (PCG64 state), an instance of a course class (its qualified name and plain attributes), a course
 function (its qualified name), an exercise of the kernel (its name), a callback of the judge (an id), or
@@ -12,6 +13,7 @@ subclass, an ndarray subclass or any object with methods of the student's never 
 """
 import base64
 import builtins
+import io
 import json
 
 import numpy as np
@@ -19,8 +21,9 @@ import numpy as np
 KINDS = "biufc"          # bool, signed, unsigned, float, complex: plain bytes, nothing to run
 MAX_DEPTH = 64
 SCALARS = {np.dtype(c).type for c in "?bhilqBHILQefdgFD"}
-COURSE = "speclab"
-PLAIN = {type(None), bool, int, float, str, list, tuple, dict, np.ndarray} | SCALARS       # the only package whose functions and classes cross by name
+COURSE = "speclab"  # the only package whose functions and classes cross by name
+PLAIN = {type(None), bool, int, float, str, list, tuple, dict, set, frozenset, np.ndarray} | SCALARS
+HASHABLE = {type(None), bool, int, float, str, tuple, frozenset} | SCALARS  # what a set received may hold
 
 
 class CodecError(TypeError):
@@ -77,6 +80,8 @@ def encode(x, hook=None, depth=0):
         return {"tuple": [encode(v, hook, depth + 1) for v in x]}
     if t is dict:
         return {"dict": [[encode(k, hook, depth + 1), encode(v, hook, depth + 1)] for k, v in x.items()]}
+    if t is set or t is frozenset:
+        return {t.__name__: [encode(v, hook, depth + 1) for v in x]}
     if t is np.ndarray:
         if x.dtype.kind not in KINDS or x.dtype.fields is not None or type(x.dtype).__module__.split(".")[0] != "numpy":
             raise CodecError(f"an array of dtype {x.dtype} cannot be sent")
@@ -131,6 +136,11 @@ def decode(j, hook=None, depth=0):
                 raise CodecError("a dict key must be a plain value")
             out[key] = decode(pair[1], hook, depth + 1)
         return out
+    if tag in ("set", "frozenset") and type(body) is list:
+        items = [decode(v, hook, depth + 1) for v in body]
+        if not all(type(v) in HASHABLE for v in items):
+            raise CodecError("a set may hold only plain values")
+        return (set if tag == "set" else frozenset)(items)
     if tag == "nd" and type(body) is list and len(body) == 3:
         dt, shape, data = _dtype(body[0]), body[1], body[2]
         if type(shape) is not list or not all(type(n) is int and n >= 0 for n in shape) or type(data) is not str:
@@ -184,7 +194,7 @@ def error_of(e, limit=2000):
 
 def mutable(x):
     """Can a function change x in place (so that the other side must see the change)?"""
-    if type(x) in (list, dict, np.ndarray, np.random.Generator):
+    if type(x) in (list, dict, set, np.ndarray, np.random.Generator):
         return True
     return not callable(x) and course_object(x, None) is not None  # a callable one stays with the judge
 
@@ -206,7 +216,7 @@ def update_in_place(orig, new):
         orig[...] = new
     elif type(orig) is list and type(new) is list:
         orig[:] = new
-    elif type(orig) is dict and type(new) is dict:
+    elif (type(orig) is dict and type(new) is dict) or (type(orig) is set and type(new) is set):
         orig.clear()
         orig.update(new)
     elif type(orig) is np.random.Generator and type(new) is np.random.Generator:
@@ -245,8 +255,33 @@ class Shared:
 
 # ----------------------------------------------------------------------------- the agent, in the kernel
 
+MAX_PRINTS = 100_000  # characters of the student's prints kept per message to the judge
+
+
+class Prints(io.TextIOBase):
+    """sys.stdout or sys.stderr while an exercise runs: what it prints goes to the judge with the answer (in
+    order, in the message that follows it), not to the kernel's own output."""
+
+    def __init__(self, name, sink):
+        self.name, self.sink = name, sink
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        if type(text) is not str:
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if sum(len(t) for _, t in self.sink) < MAX_PRINTS:
+            if self.sink and self.sink[-1][0] == self.name:
+                self.sink[-1][1] += text[:MAX_PRINTS]
+            else:
+                self.sink.append([self.name, text[:MAX_PRINTS]])
+        return len(text)
+
+
 class Callback:
-    """A judge's function (a lambda or helper of a test), called back through stdin; it never runs here."""
+    """A judge's function (a lambda or helper of a test), called back over the judge's socket; it never runs
+    here."""
 
     def __init__(self, agent, cid):
         self._agent, self._cid = agent, cid
@@ -256,9 +291,45 @@ class Callback:
 
 
 class Agent:
-    def __init__(self, namespace, ask):
-        self.ns, self.ask = namespace, ask     # ask: the input() of the kernel (a line to the judge, its answer)
+    """Serves the judge over a Unix socket of its own (listen, then serve once per test cell): a line of JSON
+    each way. The judge's lines are {"n": request number, "kind": call/swap/unswap/stop/answer, "body": ...};
+    the agent's are {"n": ..., "done": ...} or, while an exercise runs, {"n": ..., "cb": ...} (a callback, whose
+    answer is the judge's next line), each with what the exercise printed since the last one ("out")."""
+
+    def __init__(self, namespace):
+        self.ns = namespace
         self.args, self.saved, self.shared = [], [], None
+        self.listener = self.conn = self.reader = None
+        self.n, self.prints = None, []
+
+    # the socket
+    def listen(self, path):
+        import os
+        import socket
+
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(path)
+        self.listener.listen(1)
+
+    def _read(self):
+        if self.conn is None:
+            self.conn, _ = self.listener.accept()
+            self.reader = self.conn.makefile("rb")
+        line = self.reader.readline()
+        if not line:
+            raise EOFError("the judge hung up")
+        msg = json.loads(line)
+        return msg if type(msg) is dict else {}
+
+    def _write(self, msg):
+        msg["n"] = self.n
+        if self.prints:
+            msg["out"], self.prints = self.prints, []
+        self.conn.sendall(json.dumps(msg, allow_nan=True, separators=(",", ":")).encode("ascii") + b"\n")
 
     # refs and names, on this side
     def _enc_hook(self, x):
@@ -289,39 +360,50 @@ class Agent:
         raise CodecError(f"cannot receive a {tag!r}")
 
     def callback(self, cid, args, kwargs):
-        line = json.dumps({"cb": cid, "args": encode(list(args), self._enc_hook),
-                           "kwargs": encode(dict(kwargs), self._enc_hook),
-                           "sync": self.shared.changes() if self.shared else {}}, separators=(",", ":"))
-        answer = json.loads(self.ask(line))
+        self._write({"cb": cid, "args": encode(list(args), self._enc_hook),
+                     "kwargs": encode(dict(kwargs), self._enc_hook),
+                     "sync": self.shared.changes() if self.shared else {}})
+        while True:  # the answer to this request's callback (a line left from a stopped request is passed over)
+            msg = self._read()
+            if msg.get("kind") == "answer" and msg.get("n") == self.n:
+                break
+        answer = msg.get("body")
+        if type(answer) is not dict:
+            raise RuntimeError("the judge sent a malformed answer")
         if self.shared:
             self.shared.apply(answer.get("sync"), self._dec_hook)
         if "exc" in answer:
-            base, name, msg = answer["exc"]
+            base, name, text = answer["exc"]
             cls = getattr(builtins, base, None)
-            raise (cls if isinstance(cls, type) and issubclass(cls, Exception) else RuntimeError)(msg)
+            raise (cls if isinstance(cls, type) and issubclass(cls, Exception) else RuntimeError)(text)
         return decode(answer["ok"], self._dec_hook)
 
     def serve(self):
-        """Answer the judge's requests, one line each through stdin, until it says stop: `call {json}`,
-        `swap {json}`, `unswap`. Each answer ({"done": ...}) is also the prompt for the next request."""
-        line = self.ask(READY)
-        while line != "stop":
-            kind, _, body = line.partition(" ")
+        """Answer the judge's requests until it says stop."""
+        while True:
+            req = self._read()
+            kind = req.get("kind")
+            if kind == "stop":
+                return
+            if kind not in ("call", "swap", "unswap"):
+                continue  # an answer to a callback of a request that was stopped
+            self.n, self.prints = req.get("n"), []
             out = {}
             try:
                 if kind == "call":
-                    out = self.call(body)
+                    out = self.call(req.get("body"))
                 elif kind == "swap":
-                    self.swap(body)
-                elif kind == "unswap":
+                    self.swap(req.get("body"))
+                else:
                     self.unswap()
             except Exception as e:
                 out = {"exc": error_of(e)}
-            line = self.ask(json.dumps({"done": out}, allow_nan=True, separators=(",", ":")))
+            self._write({"done": out})
 
-    def call(self, request):
+    def call(self, req):
         """Run one exercise on the judge's arguments: its result (or error) and the arguments it changed."""
-        req = json.loads(request)
+        import contextlib
+
         self.args, self.shared = [], None
         out = {}
         try:
@@ -332,7 +414,9 @@ class Agent:
             self.args += list(kwargs.values())
             self.shared = Shared(self.args, list(raw) + list(req["kwargs"].values()))
             fn = self.ns[req["name"]] if req["name"] in self.ns else _missing(req["name"])
-            result = fn(*args, **kwargs)
+            with contextlib.redirect_stdout(Prints("stdout", self.prints)), \
+                    contextlib.redirect_stderr(Prints("stderr", self.prints)):
+                result = fn(*args, **kwargs)
             out["ok"] = encode(result, self._enc_hook)
         except BaseException as e:  # the student's error, to be raised again in the judge
             out["exc"] = error_of(e)
@@ -343,9 +427,8 @@ class Agent:
         self.args, self.shared = [], None
         return out
 
-    def swap(self, request):
+    def swap(self, names):
         """Bind exercise names to stand-ins (the judge's `alone`), remembering what was there."""
-        names = json.loads(request)
         saved = {}
         for k, v in names.items():
             saved[k] = self.ns.get(k, _MISSING)
@@ -362,7 +445,6 @@ class Agent:
 
 
 _MISSING = object()
-READY = '{"ready":1}'
 
 
 def _missing(name):
@@ -370,5 +452,4 @@ def _missing(name):
 
 
 def install(namespace):
-    import builtins as _b
-    return Agent(namespace, lambda line: _b.input(line))
+    return Agent(namespace)

@@ -8,7 +8,6 @@ gets back the result by value, the arguments the function changed, or the error 
 import ast
 import builtins
 import contextlib
-import json
 import os
 
 import numpy as np
@@ -143,8 +142,8 @@ def _raise(err):
 # ----------------------------------------------------------------------------- the judge
 
 class Judge:
-    """transport(line, on_callback) sends one request line to the agent serving in the kernel, hands each
-    callback it asks for to on_callback (a dict; its return, a line, is the answer), and returns the agent's
+    """transport(kind, body, on_callback) sends one request to the agent serving in the kernel, hands each
+    callback it asks for to on_callback (a dict; its return, a dict, is the answer), and returns the agent's
     answer (a dict, or None when none came), the kernel's prints [(stream name, text)] and the kernel's own
     error, if any; it raises Late past the cell's time."""
 
@@ -195,7 +194,7 @@ class Judge:
                 self.name = name
 
             def write(self, text):
-                _append(outputs, self.name, text)
+                append_stream(outputs, self.name, text)
                 return len(text)
 
             def flush(self):
@@ -275,16 +274,15 @@ class Judge:
         def on_callback(msg):
             return self._callback(msg, callbacks, originals, dec, shared)
 
-        request = json.dumps({"name": name, "args": enc_args, "kwargs": enc_kwargs}, allow_nan=True,
-                             separators=(",", ":"))
         self.busy = True
         try:
-            done, streams, error = self.transport("call " + request, on_callback)
+            done, streams, error = self.transport("call", {"name": name, "args": enc_args, "kwargs": enc_kwargs},
+                                                  on_callback)
         finally:
             self.busy = False
         for stream, text in streams:
             if self.sink is not None:
-                _append(self.sink, stream, text)
+                append_stream(self.sink, stream, text)
         if type(done) is not dict:
             raise RuntimeError(f"{name} could not be called in the kernel" + (f" ({error})" if error else ""))
         shared.apply(done.get("mut"), dec)
@@ -298,7 +296,7 @@ class Judge:
     def _callback(self, msg, callbacks, originals, dec, shared):
         cid = msg.get("cb")
         if type(cid) is not int or cid not in callbacks:
-            return json.dumps({"exc": ["RuntimeError", "RuntimeError", "no such function"]})
+            return {"exc": ["RuntimeError", "RuntimeError", "no such function"]}
         shared.apply(msg.get("sync"), dec)
         try:
             args = decode(msg.get("args"), dec)
@@ -315,7 +313,7 @@ class Judge:
             answer["sync"] = shared.changes()
         except CodecError:
             pass
-        return json.dumps(answer, allow_nan=True, separators=(",", ":"))
+        return answer
 
     def alone(self, namespace, **stand_ins):
         """speclab.isolate.alone, in the kernel too: the student's later exercise calls the stand-ins."""
@@ -327,14 +325,14 @@ class Judge:
     def swap(self, names):
         hook = self._hook(None, [])
         try:
-            request = json.dumps({k: encode(v, hook) for k, v in names.items()})
+            request = {k: encode(v, hook) for k, v in names.items()}
         except CodecError:
             return False
-        self.transport("swap " + request, None)
+        self.transport("swap", request, None)
         return True
 
     def unswap(self):
-        self.transport("unswap", None)
+        self.transport("unswap", None, None)
 
 
 class _Both:
@@ -354,7 +352,8 @@ class _Both:
                 self.judge.unswap()
 
 
-def _append(outputs, name, text):
+def append_stream(outputs, name, text):
+    """A print added to a cell's outputs, merged with the stream before it of the same name, bounded."""
     if not text:
         return
     if outputs and outputs[-1].output_type == "stream" and outputs[-1].name == name:

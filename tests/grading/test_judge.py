@@ -32,7 +32,8 @@ def roundtrip(x, hook=None, dec=None):
 def test_plain_values_cross_with_their_exact_types():
     values = [None, True, 3, 2.5, float("nan"), "s", [1, (2, 3.0)], {"a": 1, 2: [None]},
               np.float64(0.25), np.int64(7), np.bool_(True), np.arange(6, dtype=np.int32).reshape(2, 3),
-              np.array([0.5, np.inf]), np.zeros((0, 4)), np.array([True, False])]
+              np.array([0.5, np.inf]), np.zeros((0, 4)), np.array([True, False]), {1, 4}, set(),
+              frozenset({"a", (1, 2)})]
     for x in values:
         y = roundtrip(x)
         assert type(y) is type(x)
@@ -56,7 +57,7 @@ def test_nothing_with_methods_of_its_own_crosses():
     class Arr(np.ndarray):
         pass
 
-    for x in (Agreeable(1.0), np.zeros(3).view(Arr), np.array([object()]), lambda: 1, object(), {1, 2},
+    for x in (Agreeable(1.0), np.zeros(3).view(Arr), np.array([object()]), lambda: 1, object(), {Agreeable(2.0)},
               np.zeros(2, dtype=[("a", "f8")]), b"bytes"):
         with pytest.raises(agent.CodecError):
             agent.dumps(x)
@@ -66,7 +67,7 @@ def test_decode_refuses_what_it_does_not_know():
     bad = [{"nd": ["O", [1], ""]}, {"nd": ["<f8", [2], "AAAAAAAAAAA="]}, {"np": ["<f8", "AA=="]}, {"x": 1},
            {"tuple": 1}, {"dict": [[[1], 2]]}, {"obj": ["builtins:float", {"dict": []}]},
            {"obj": ["speclab.checks:check_close", {"dict": []}]}, {"fn": "os:system"}, {"ref": 0},
-           {"a": 1, "b": 2}]
+           {"a": 1, "b": 2}, {"set": [[1]]}, {"set": 1}]
     for j in bad:
         with pytest.raises((agent.CodecError, ValueError)):
             agent.decode(j)
@@ -165,3 +166,67 @@ def test_no_hidden_test_line_in_any_output(attacked):
              for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "stream"]
     chunked = [ls for ls in lines if len(ls) > 3 and max(map(len, ls)) <= attacks.CHUNK]
     assert chunked, "the history attack printed no cell: is it still an attack?"
+
+
+# ----------------------------------------------------------------------------- the transport
+
+def _cell(source, **nbgrader):
+    c = nbformat.v4.new_code_cell(source)
+    if nbgrader:
+        c.metadata["nbgrader"] = {"schema_version": 3, "locked": False, "points": int(nbgrader["grade"]), **nbgrader}
+    return c
+
+
+SPIN = '''def spin(x):
+    if x == "loop":
+        while True:
+            pass
+    if x == "stubborn":
+        while True:
+            try:
+                while True:
+                    pass
+            except BaseException:
+                pass
+    if x == "die":
+        import os
+        os._exit(1)
+    if x == "print":
+        import sys
+        print("hello")
+        print("careful", file=sys.stderr)
+    return x
+'''
+
+
+@pytest.mark.slow
+def test_a_call_past_its_time_is_stopped_and_the_kernel_serves_again(tmp_path):
+    """A call that loops is interrupted; one that ignores the interrupt, or ends its kernel, costs a restart;
+    the next test cell is judged as usual; an exercise's prints come back as the cell's outputs, in order."""
+    from traitlets.config import Config
+
+    from grading import sandbox
+    from grading.judge.execute import JudgeExecute
+
+    tests = {"loop": 'spin("loop")', "after_loop": "print(spin(2))", "stubborn": 'spin("stubborn")',
+             "after_stubborn": "print(spin(3))", "die": 'spin("die")', "after_die": "print(spin(4))",
+             "print": 'print(spin("print"))'}
+    nb = nbformat.v4.new_notebook(cells=[_cell("import numpy as np"),
+                                         _cell(SPIN, solution=True, grade=False, grade_id="spin")]
+                                  + [_cell(src, solution=False, grade=True, grade_id=gid) for gid, src in tests.items()])
+    (tmp_path / "source").mkdir()
+    nbformat.write(nb, tmp_path / "source" / "n.ipynb")
+    config = Config()
+    config.SandboxedKernelManager.folder = str(tmp_path / "kernel")
+    config.JudgeExecute.source = str(tmp_path / "source")
+    ep = JudgeExecute(config=config, timeout=3, sandbox=sandbox.available()[0], kernel_name="python3")
+    ep.preprocess(nb, {"metadata": {"path": str(tmp_path)}, "nbgrader": {"notebook": "n", "assignment": "n"}})
+    out = {c.metadata["nbgrader"]["grade_id"]: [(o.get("name") or o.get("ename"), o.get("text") or o.get("evalue"))
+                                                for o in c.outputs] for c in nb.cells[2:]}
+    assert out["loop"] == [("CellTimeoutError", "the cell ran longer than 3 s and was stopped")], out["loop"]
+    assert out["after_loop"] == [("stdout", "2\n")]
+    assert out["stubborn"][0][0] == "CellTimeoutError" and "restarted" in out["stubborn"][0][1], out["stubborn"]
+    assert out["after_stubborn"] == [("stdout", "3\n")]
+    assert out["die"][0][0] in ("DeadKernelError", "CellTimeoutError"), out["die"]
+    assert out["after_die"] == [("stdout", "4\n")]
+    assert out["print"] == [("stdout", "hello\n"), ("stderr", "careful\n"), ("stdout", "print\n")], out["print"]
