@@ -65,7 +65,7 @@ class JudgeExecute(RobustExecute):
 
     def preprocess(self, nb, resources=None, km=None):
         self._judge, self._serving, self._needs_restart, self._error = None, None, False, None
-        self._interrupting, self._seq, self._folder = False, 0, None
+        self._interrupting, self._seq, self._socket_folder = False, 0, None
         self._channel = self._poller = self._iopub = None
         info = (resources or {}).get("nbgrader", {})
         path = self._source(info.get("assignment", "")) / f"{info.get('notebook', '')}.ipynb"
@@ -76,8 +76,8 @@ class JudgeExecute(RobustExecute):
             return super().preprocess(nb, resources, km)
         finally:
             self._close()
-            if self._folder:
-                shutil.rmtree(self._folder, ignore_errors=True)
+            if self._socket_folder:
+                shutil.rmtree(self._socket_folder, ignore_errors=True)
 
     def _source(self, aid):
         """The assignment's source folder: `source`, or the course's (nbgrader's own paths, which name no scratch
@@ -170,9 +170,9 @@ class JudgeExecute(RobustExecute):
         if isinstance(self.km, sandboxes.SandboxedKernelManager):
             inside = f"{sandboxes.SOCKETS}/judge"
             return inside, f"{self.km._link}{inside}"
-        if self._folder is None:
-            self._folder = tempfile.mkdtemp(prefix="speclab-judge-")
-        return f"{self._folder}/judge", f"{self._folder}/judge"
+        if self._socket_folder is None:
+            self._socket_folder = tempfile.mkdtemp(prefix="speclab-judge-")
+        return f"{self._socket_folder}/judge", f"{self._socket_folder}/judge"
 
     def _close(self):
         if self._channel is not None:
