@@ -77,6 +77,28 @@ def test_decode_refuses_what_it_does_not_know():
             agent.resolve(name)
 
 
+def test_an_argument_is_sent_again_only_when_it_changed(monkeypatch):
+    """At every crossing (a callback, the end of a call) the arguments a function may have changed are compared
+    with what was last sent; a plain list is compared as it is, without encoding it again (08's contexts)."""
+    contexts = [list(range(50)) for _ in range(20)]
+    arr = [np.zeros(3)]
+    shared = agent.Shared([contexts, arr, 7], [agent.encode(contexts), agent.encode(arr), 7])
+    real, calls = agent.encode, []
+
+    def counting(x, hook=None, depth=0):
+        if depth == 0:
+            calls.append(id(x))
+        return real(x, hook, depth)
+
+    monkeypatch.setattr(agent, "encode", counting)
+    assert shared.changes() == {} and calls == [id(arr)], "an unchanged plain list was encoded again"
+    contexts[7][3] = -1
+    arr[0][1] = 2.0
+    changed = shared.changes()
+    assert sorted(changed) == ["0", "1"], changed
+    assert changed["0"][7][3] == -1 and shared.changes() == {}
+
+
 def test_the_slice_leaves_out_plots_and_widgets():
     nb = nbformat.read(source_notebook("02_acceptance_rule", REPO), as_version=4)
     plan = course_slice(nb, exercises(nb))
