@@ -322,6 +322,58 @@ def _attack_busy_sessions(root, aid):
     return _with_cell(aid, solved(root, aid), code)
 
 
+# Attacks on tests that run in the student's kernel (issue 36), which the integrity scan does not see. The
+# judge (grading/judge/) runs the tests in the grader instead; these show what it answers.
+
+def _attack_forgive(root, aid):
+    # 20. the IPython shell reached through getattr on builtins (a computed name), and an input transformer that
+    # wraps every later cell in try/except: the tests' failures vanish, a wrong answer scores
+    shell = ("_shell = getattr(__builtins__, 'get_' + 'ipython')()\n"
+             "def _forgive(lines):\n"
+             "    return ['try:\\n'] + ['    ' + l for l in lines] + ['\\n', 'except BaseException:\\n', '    pass\\n']\n"
+             "_shell.input_transformers_post.append(_forgive)\n\n")
+    return broken_function(root, aid, WRONG_BODY, before=shell)
+
+
+AGREEABLE = ("class _Agreeable(float):\n"
+             "    def tolist(self):  # the test helpers call it: it finds their frame and copies what they expect\n"
+             "        try:\n"
+             "            raise ValueError\n"
+             "        except ValueError as e:\n"
+             "            f = getattr(getattr(e, '__trace' + 'back__'), 'tb_' + 'frame')\n"
+             "        while f is not None:\n"
+             "            seen = getattr(f, 'f_' + 'locals')\n"
+             "            if seen.get('actual') is self and 'expected' in seen:\n"
+             "                want = seen['expected']\n"
+             "                return want.tolist() if type(want).__name__ == 'ndarray' else want\n"
+             "            f = getattr(f, 'f_' + 'back')\n"
+             "        return float(self)\n\n")
+
+
+def _attack_agreeable(root, aid):
+    # 21. a wrong answer returned as a float subclass whose tolist() walks up the caller's frames (reached by
+    # getattr) and hands the test helper its own expected value
+    return broken_function(root, aid, "return _Agreeable(-1.0)", before=AGREEABLE)
+
+
+CHUNK = 12  # characters per printed line: shorter than any line the feedback page's redaction looks for
+SHOW_CELL = ("def _show_cell():\n"
+             "    text = In[-1]  # IPython stores a cell in its history before running it\n"
+             f"    print('\\n'.join(text[i:i + {CHUNK}] for i in range(0, len(text), {CHUNK})))\n\n")
+
+
+def _attack_history(root, aid):
+    # 22. a right answer that first prints the cell being run (IPython's input history) in short pieces: the
+    # hidden tests that call it, readable in the feedback page
+    nb = solved(root, aid)
+    func = break_in(root, aid)
+    cell = solution_cell(nb, func)
+    lines = cell.source.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith(f"def {func}("))
+    cell.source = "\n".join([SHOW_CELL] + lines[:at + 1] + ["    _show_cell()"] + lines[at + 1:])
+    return {f"{aid}.ipynb": nb_bytes(nb)}
+
+
 ATTACKS = [
     Case("attack_escape", "finds the course in its environment, overwrites a classmate's submission and leaves a "
          "process that writes into the course after grading", _attack_escape, full_marks, "", False),
@@ -364,3 +416,14 @@ ATTACKS = [
     Case("copy_pasted", "an honest student who pasted a test cell twice (the same grade_id twice)", _copy_pasted,
          full_marks, "appear more than once", False),
 ]
+
+# Issue 36: what the tests' running in the kernel let through; graded by the judge they earn nothing
+KERNEL_ATTACKS = [
+    Case("attack_forgive", "reaches the IPython shell by getattr on builtins and wraps every later cell in "
+         "try/except", _attack_forgive, wrong_value, "", False),
+    Case("attack_agreeable", "returns a float subclass whose tolist() copies the expected value from the test "
+         "helper's frame", _attack_agreeable, wrong_value, "", False),
+    Case("attack_history", "prints the cell being run (the hidden tests) from IPython's history, 12 characters a "
+         "line", _attack_history, full_marks, "", False),
+]
+ATTACKS += KERNEL_ATTACKS

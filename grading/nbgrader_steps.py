@@ -9,8 +9,8 @@ formgrader's Autograde and Generate Feedback buttons: the same sandbox, integrit
   older release had, is put back as `make grade`'s intake does, so nbgrader's OverwriteCells can grade it;
 - CourseIntake (first of the autograde steps): refuses, naming `make grade`, where the sandbox cannot
   start; runs the integrity scan and removes the flagged lines;
-- Sandboxed: `make grade`'s execution (RobustExecute), every kernel in the sandbox, with its memory and
-  CPU limits;
+- Sandboxed: `make grade`'s execution (JudgeExecute: RobustExecute with the hidden tests run by the judge,
+  outside the kernel), every kernel in the sandbox, with its memory and CPU limits;
 - CourseNotes (last): the notes on what happened (flagged in the gradebook, so the formgrader marks the
   submission; written to autograded/grading-report.csv, so grades.csv's `review` column has them);
 - CourseFeedback (the feedback exporter): the sanitised page of `make grade`, with its "Grading notes"
@@ -30,7 +30,7 @@ from . import integrity
 from . import sandbox as sandboxes
 from .grade.feedback import FeedbackExporter
 from .grade.intake import Result, compare_with_release
-from .grade.kernel import RobustExecute
+from .judge.execute import JudgeExecute
 from .grade.merge import NOTES_START, notes_html
 from .grade.notes import runtime_notes
 from .grade.report import read_report, write_report
@@ -146,20 +146,21 @@ class Sandboxed:
         return self.km
 
 
-class SandboxedExecute(Sandboxed, RobustExecute):
-    """RobustExecute, always in the sandbox (a class of its own, so make grade's workers can unpickle a config
-    that names it)."""
+class SandboxedExecute(Sandboxed, JudgeExecute):
+    """make grade's execution step (JudgeExecute, a RobustExecute), always in the sandbox (a class of its own, so
+    make grade's workers can unpickle a config that names it)."""
 
     sandbox = Bool(True, help="always: this path cannot run without the sandbox").tag(config=False)
 
 
 def sandboxed(steps):
-    """make grade's autograde steps with its execution step (RobustExecute) sandboxed; refuses (ImportError)
-    steps that execute the notebook some other way, which would run students' code outside the sandbox."""
-    out = [SandboxedExecute if step is RobustExecute else step for step in steps]
+    """make grade's autograde steps with its execution step (JudgeExecute, a RobustExecute) sandboxed; refuses
+    (ImportError) steps that execute the notebook some other way, which would run students' code outside the
+    sandbox, or without the judge."""
+    out = [SandboxedExecute if step is JudgeExecute else step for step in steps]
     if out.count(SandboxedExecute) != 1 or any(issubclass(step, Execute) and step is not SandboxedExecute
                                                for step in out):
-        raise ImportError(f"grading/nbgrader_steps.py: make grade's steps {steps} have no single RobustExecute to "
+        raise ImportError(f"grading/nbgrader_steps.py: make grade's steps {steps} have no single JudgeExecute to "
                           "sandbox; nbgrader's own paths would run students' code outside the sandbox")
     return out
 

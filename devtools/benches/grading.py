@@ -11,6 +11,9 @@ once by each, in fresh copies of one course:
   ours/N without sandbox  `make grade --no-sandbox` with every core: what the sandbox (grading/sandbox.py,
           bubblewrap around every kernel) costs, side by side with ours/N (goal, issue 26: under 10% per
           submission).
+  ours/N tests in the kernel  `make grade --no-judge` with every core: the old path, the hidden tests run in
+          the student's kernel after the student's code; ours/N runs them in the judge (grading/judge/),
+          outside the kernel (issue 36: what the judge costs).
 The machine is shared and its load drifts, so the class is split in two halves and the runs go
 stock, ours/1, ours/N on the first half, then ours/N, ours/1, stock on the second: a steady drift
 costs every setting alike. Only ratios measured within one run mean anything here. Both graders
@@ -109,8 +112,9 @@ def bench():
         students = list(bs.bench_class(course, AID, N_SUBMISSIONS).items())
         halves = [dict(students[: len(students) // 2]), dict(students[len(students) // 2:])]
         bare = f"ours/{cores} without sandbox"
-        order = [("stock", 0), ("ours/1", 0), (f"ours/{cores}", 0), (bare, 0), ("floor", 0),
-                 (bare, 1), (f"ours/{cores}", 1), ("ours/1", 1), ("stock", 1)]
+        old = f"ours/{cores} tests in the kernel"
+        order = [("stock", 0), ("ours/1", 0), (f"ours/{cores}", 0), (old, 0), (bare, 0), ("floor", 0),
+                 (bare, 1), (old, 1), (f"ours/{cores}", 1), ("ours/1", 1), ("stock", 1)]
         seconds, scores, loads, steps, runs, legs, cpu = {}, {}, {}, {}, {}, [], {}
         for n, (how, half) in enumerate(order):
             root = tmp / f"run{n}"
@@ -128,7 +132,7 @@ def bench():
             else:
                 timings = {}
                 results = grade(root, workers=1 if how == "ours/1" else cores, quiet=True, timings=timings,
-                                sandbox=how != bare)
+                                sandbox=how != bare, judge=how != old)
                 for r in results:
                     for step, t in r.timings.items():
                         steps.setdefault(how, {}).setdefault(step, []).append(t)
@@ -145,7 +149,7 @@ def bench():
             scores.setdefault(how, {}).update({s: cell_scores(root, AID, s) for s in halves[half]})
         load = {how: sum(v) / len(v) for how, v in loads.items()}
         yield f"{AID}: {N_SUBMISSIONS} submissions, in this order", ", ".join(legs)
-        for how in ("stock", "ours/1", f"ours/{cores}", bare):
+        for how in ("stock", "ours/1", f"ours/{cores}", old, bare):
             if how in seconds:
                 yield f"  {how}", (f"{seconds[how]:6.1f} s, {seconds[how] / N_SUBMISSIONS:5.2f} s per submission "
                                    f"(load average {load[how]:.1f})")
@@ -157,10 +161,12 @@ def bench():
                 f"{seconds['stock'] / seconds[f'ours/{cores}']:.2f}x"
         yield f"ours/{cores} / {bare}, wall (the sandbox's cost; goal < 1.10)", \
             f"{seconds[f'ours/{cores}'] / seconds[bare]:.2f}x"
-        for how in ("stock", "ours/1", f"ours/{cores}", bare):
+        yield f"ours/{cores} / {old}, wall (the judge's cost)", f"{seconds[f'ours/{cores}'] / seconds[old]:.2f}x"
+        for how in ("stock", "ours/1", f"ours/{cores}", old, bare):
             yield f"  {how}: CPU seconds per submission (all processes)", (
                 f"{cpu[how] / N_SUBMISSIONS:5.2f} s ({cpu[how] / N_SUBMISSIONS / cpu['floor']:.2f}x the floor's)")
         yield "ours/1 / stock, CPU (per core, whatever the load)", f"{cpu['ours/1'] / cpu['stock']:.2f}x"
+        yield f"ours/{cores} / {old}, CPU (the judge's cost, whatever the load)", f"{cpu[f'ours/{cores}'] / cpu[old]:.2f}x"
         same = len({repr(sorted(v.items())) for v in scores.values()}) == 1
         yield "same scores, cell by cell, every way", str(same)
         for how, per in steps.items():

@@ -86,12 +86,14 @@ def parse_size(text):
 
 
 def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limit=None, memory_limit=None,
-          quiet=False, export=True, on_result=None, timings=None, sandbox=True):
+          quiet=False, export=True, on_result=None, timings=None, sandbox=True, judge=True):
     """Grade every submission in <root>/submitted/ (only the assignment ids in `only`, if given).
 
     memory_limit: bytes of address space a kernel may use (None: default_memory_limit; 0: none).
     sandbox: run every kernel in the sandbox (grading/sandbox.py); raises NoSandbox if it cannot start
     here. False runs the students' code as the user who grades (for submissions you trust).
+    judge: run the test cells in the grading worker, outside the student's kernel (grading/judge/); False
+    runs them in the kernel after the student's code, as nbgrader does (the old path, for comparison).
     on_result: called with each Result as it is merged. timings: a dict to fill with the seconds this
     process spent on each step (gradebooks, merge, report). Returns the list of Result, one per
     submission. Never raises for a student's submission.
@@ -138,7 +140,7 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
                               for name in names[aid]} for aid in names}
             for n, (student, aid) in enumerate(pairs):
                 pool.schedule(Job(str(root), student, aid, str(tmp / f"{n:05d}"), str(template), names[aid],
-                                  releases[aid], timeout, memory, bool(sandbox), int(limit)), timeout=limit)
+                                  releases[aid], timeout, memory, bool(sandbox), int(limit), bool(judge)), timeout=limit)
             progress = report.Progress(len(pairs), quiet=quiet)
             from nbgrader.api import Gradebook
 
@@ -221,9 +223,12 @@ def main(argv=None):
     p.add_argument("--no-sandbox", action="store_true",
                    help="run the students' code without the sandbox, as you, with your files, processes and network "
                         "(only for submissions you trust; the default sandbox needs bubblewrap, Linux)")
+    p.add_argument("--no-judge", action="store_true",
+                   help="run the hidden tests in the student's kernel, after the student's code (the old path; "
+                        "the judge, the default, runs them in the grader, where the student's code cannot reach)")
     args = p.parse_args(argv)
     if args.no_sandbox:
         print("grading WITHOUT the sandbox (--no-sandbox): the submissions' code runs as you", flush=True)
     grade(os.environ.get("SPECLAB_COURSE_ROOT") or REPO, only=args.ids or None, workers=args.workers,
           cell_timeout=args.cell_timeout, submission_limit=args.submission_limit, memory_limit=args.memory_limit,
-          sandbox=not args.no_sandbox)
+          sandbox=not args.no_sandbox, judge=not args.no_judge)

@@ -65,6 +65,7 @@ class Job:
     memory_limit: int = 0              # bytes of address space a kernel may use; 0: no limit
     sandbox: bool = False              # start its kernels in the sandbox (grading/sandbox.py)
     cpu_limit: int = 0                 # CPU seconds one kernel may use; 0: no limit
+    judge: bool = True                 # run the test cells in the worker (grading/judge/), not in the kernel
 
 
 # ----------------------------------------------------------------------------- the class

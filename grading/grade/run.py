@@ -19,21 +19,22 @@ from .. import sandbox as sandboxes
 from .. import watchdog
 from . import intake, merge
 from .feedback import FeedbackExporter, RedactHiddenTests
-from .kernel import RobustExecute
+from ..judge.execute import JudgeExecute
 from .notes import changes, runtime_notes, tree_state
 from .outputs import CapOutput, StrictSaveAutoGrades
 
 kernelwait.install()  # in each worker process: a lost ZeroMQ wake-up must not hold a cell to its limit
 
 
-# nbgrader's autograde preprocessors, with RobustExecute for Execute and CapOutput before LimitOutput
-PREPROCESSORS = [RobustExecute, IgnorePattern, ClearMetadataPreprocessor, CapOutput, LimitOutput,
+# nbgrader's autograde preprocessors, with JudgeExecute (RobustExecute, tests run by the judge) for Execute
+# and CapOutput before LimitOutput
+PREPROCESSORS = [JudgeExecute, IgnorePattern, ClearMetadataPreprocessor, CapOutput, LimitOutput,
                  StrictSaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
 # nbgrader_config.py's feedback preprocessors, with RedactHiddenTests before ClearHiddenTests
 FEEDBACK = [GetGrades, RedactHiddenTests, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
 
 
-def _config(base, scratch, cell_timeout, memory_limit, sandbox=False, cpu_limit=0):
+def _config(base, scratch, cell_timeout, memory_limit, sandbox=False, cpu_limit=0, aid="", judge=True):
     config = base.copy()
     config.CourseDirectory.root = str(scratch / "course")
     config.CourseDirectory.db_url = f"sqlite:///{scratch / 'gradebook.db'}"
@@ -45,20 +46,24 @@ def _config(base, scratch, cell_timeout, memory_limit, sandbox=False, cpu_limit=
     config.SandboxedKernelManager.memory_limit = int(memory_limit or 0)
     config.SandboxedKernelManager.cpu_limit = int(cpu_limit or 0)
     config.SandboxedKernelManager.folder = str(scratch / "kernel")
+    config.JudgeExecute.judge = bool(judge)
+    config.JudgeExecute.source = str(scratch / "course" / config.CourseDirectory.get("source_directory", "solutions")
+                                     / aid) if aid else ""
     config.Autograde.autograde_preprocessors = PREPROCESSORS
     config.GenerateFeedback.exporter_class = FeedbackExporter
     config.GenerateFeedback.preprocessors = FEEDBACK
     return config
 
 
-def autograde(base_config, scratch, aid, student, cell_timeout=None, memory_limit=0, sandbox=False, cpu_limit=0):
+def autograde(base_config, scratch, aid, student, cell_timeout=None, memory_limit=0, sandbox=False, cpu_limit=0,
+              judge=True):
     """nbgrader's autograde and generate_feedback in the scratch course (through NbGraderAPI, in this
     process); returns the scores it recorded, as plain data."""
     from nbgrader.apps import NbGraderAPI
 
     scratch = Path(scratch)
     os.environ["SPECLAB_COURSE_ROOT"] = str(scratch / "course")
-    config = _config(base_config, scratch, cell_timeout, memory_limit, sandbox, cpu_limit)
+    config = _config(base_config, scratch, cell_timeout, memory_limit, sandbox, cpu_limit, aid, judge)
     if sandbox:
         (scratch / "kernel").mkdir(mode=0o700, exist_ok=True)
     api = NbGraderAPI(config=config)
@@ -108,7 +113,7 @@ def grade_submission(job, base_config):
         t = time.perf_counter()
         try:
             record = autograde(base_config, scratch, aid, student, job.cell_timeout, job.memory_limit,
-                               job.sandbox, job.cpu_limit)
+                               job.sandbox, job.cpu_limit, getattr(job, "judge", True))
         except Exception as e:  # reported as this submission's failure
             record = {"success": False, "error": f"{type(e).__name__}: {e}"}
         res.timings["nbgrader"] = time.perf_counter() - t

@@ -13,7 +13,8 @@ file in the course outside the expected outputs changed, and the self-check (`ma
 every broken submission with the same score, cell by cell. For every attack: it earns no point it
 does not deserve unless it is flagged, no process it started outlives grading, no hidden test line
 reaches any feedback page, no file but the graded notebook and its page is kept, and the pages are
-sanitised.
+sanitised. The class is graded by the judge (grading/judge/, the default): the attacks on tests that run in
+the kernel (issue 36) are among the attacks.
 
 Slowest module of the grading tests. SLOW: the class fixture (41 submissions, two of which
 loop until the timeout and two of which run out of memory).
@@ -22,6 +23,7 @@ Why one module of about 400 lines: every test here reads the one grading of the 
 fixture, on one xdist worker); split, the class would be graded once per module.
 """
 import csv
+import html
 import os
 import re
 import shutil
@@ -188,8 +190,11 @@ def test_no_hidden_test_reaches_any_feedback(graded):
         # besides the page, only nbgrader's own small files (release_feedback reads them), never the student's
         assert sorted(p.name for p in folder.iterdir() if p.name not in NBGRADER_FILES) == [f"{AID}.html"], (
             f"{student}: {os.listdir(folder)}")
-        leaked = leaked_hidden_lines(folder.joinpath(f"{AID}.html").read_text(), source)
-        assert not leaked, f"{student}'s feedback shows hidden tests: {leaked[:3]}"
+        page = folder.joinpath(f"{AID}.html").read_text()
+        # also joined up again: attack_history prints the cell being run a few characters a line
+        for text in (page, html.unescape(page).replace("\n", "")):
+            leaked = leaked_hidden_lines(text, source)
+            assert not leaked, f"{student}'s feedback shows hidden tests: {leaked[:3]}"
         kept = root / "autograded" / student / AID
         if kept.is_dir():
             assert sorted(p.name for p in kept.iterdir() if p.name not in NBGRADER_FILES) == [f"{AID}.ipynb"], (

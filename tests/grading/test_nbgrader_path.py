@@ -53,6 +53,9 @@ def test_autograde_and_feedback_run_the_sandbox_the_scan_and_the_notes(tmp_path)
     shown = json.dumps(nb["cells"][2]["outputs"])
     assert "SQLite format" not in shown and shown.count("refused:") == 2, shown
     assert "pass  # removed by the integrity scan" in "".join(nb["cells"][2]["source"])
+    tests = [c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade")
+             and not c["metadata"]["nbgrader"].get("solution")]
+    assert tests and all(c["execution_count"] is None for c in tests), "the tests ran in the kernel, not in the judge"
 
     row = read_report(root)[(AID, "hostile")]
     assert row["flagged"] == "1" and "integrity:" in row["notes"] and "builtins" in row["notes"], row

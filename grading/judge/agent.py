@@ -1,0 +1,471 @@
+"""The judge's codec, and the small agent it runs in the student's kernel.
+
+This one file is imported by the grading worker (the judge) and sent, as text, to the sandboxed kernel,
+where `install` binds the agent as `__speclab_judge__`, which listens on a Unix socket for the judge (Agent).
+It needs only the standard library and numpy.
+
+Values cross by value, as JSON: None, bool, int, float, str, list, and tagged dicts for a tuple, a dict, a set,
+a base numpy array of a numeric or bool dtype (dtype, shape, bytes), a numpy scalar, a numpy Generator
+(PCG64 state), an instance of a course class (its qualified name and plain attributes), a course
+function (its qualified name), an exercise of the kernel (its name), a callback of the judge (an id), or
+an argument of the current call handed back (its index). `decode` builds only exact types: a float
+subclass, an ndarray subclass or any object with methods of the student's never comes out of it.
+"""
+import base64
+import builtins
+import io
+import json
+
+import numpy as np
+
+KINDS = "biufc"          # bool, signed, unsigned, float, complex: plain bytes, nothing to run
+MAX_DEPTH = 64
+SCALARS = {np.dtype(c).type for c in "?bhilqBHILQefdgFD"}
+COURSE = "speclab"  # the only package whose functions and classes cross by name
+PLAIN = {type(None), bool, int, float, str, list, tuple, dict, set, frozenset, np.ndarray} | SCALARS
+HASHABLE = {type(None), bool, int, float, str, tuple, frozenset} | SCALARS  # what a set received may hold
+
+
+class CodecError(TypeError):
+    pass
+
+
+def _b64(data):
+    return base64.b64encode(data).decode("ascii")
+
+
+def _course_name(obj):
+    """'speclab.x:qual.name' if obj is a function or class the course's package defines and that name reaches
+    it (so the other side can find the very same object), else None."""
+    module, qual = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    if type(module) is not str or type(qual) is not str or not (module == COURSE or module.startswith(COURSE + ".")):
+        return None
+    try:
+        found = resolve(f"{module}:{qual}")
+    except CodecError:
+        return None
+    return f"{module}:{qual}" if found is obj else None
+
+
+def resolve(name):
+    """The course function or class named 'speclab.x:qual.name' (nothing else can be named)."""
+    import importlib
+
+    module, _, qual = str(name).partition(":")
+    if not (module == COURSE or module.startswith(COURSE + ".")) or not qual or "<" in qual:
+        raise CodecError(f"{name!r} is not a course function")
+    try:
+        obj = importlib.import_module(module)
+        for part in qual.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as e:
+        raise CodecError(f"{name!r} is not a course function ({type(e).__name__})") from None
+    return obj
+
+
+def encode(x, hook=None, depth=0):
+    """x as JSON-able data; hook(x) may answer first (refs, functions, course objects), or return None."""
+    if depth > MAX_DEPTH:
+        raise CodecError("a value nested too deep to send")
+    t = type(x)
+    if hook is not None:
+        out = hook(x)
+        if out is not None:
+            return out
+    if x is None or t is bool or t is int or t is float or t is str:
+        return x
+    if t is list:
+        return [encode(v, hook, depth + 1) for v in x]
+    if t is tuple:
+        return {"tuple": [encode(v, hook, depth + 1) for v in x]}
+    if t is dict:
+        return {"dict": [[encode(k, hook, depth + 1), encode(v, hook, depth + 1)] for k, v in x.items()]}
+    if t is set or t is frozenset:
+        return {t.__name__: [encode(v, hook, depth + 1) for v in x]}
+    if t is np.ndarray:
+        if x.dtype.kind not in KINDS or x.dtype.fields is not None or type(x.dtype).__module__.split(".")[0] != "numpy":
+            raise CodecError(f"an array of dtype {x.dtype} cannot be sent")
+        return {"nd": [x.dtype.str, [int(n) for n in x.shape], _b64(np.ascontiguousarray(x).tobytes())]}
+    if t in SCALARS:
+        return {"np": [np.dtype(t).str, _b64(np.asarray(x).tobytes())]}
+    if t is np.random.Generator and type(x.bit_generator) is np.random.PCG64:
+        return {"rng": encode(x.bit_generator.state, None, depth + 1)}
+    raise CodecError(f"a {t.__module__}.{t.__qualname__} cannot be sent between the grader and the kernel")
+
+
+def course_object(x, hook, depth=0):
+    """{'obj': ...} for an instance of a course class holding plain attributes, else None."""
+    cls = type(x)
+    name = _course_name(cls)
+    if name is None or not isinstance(getattr(x, "__dict__", None), dict) or type(cls) is not type:
+        return None
+    return {"obj": [name, encode(dict(vars(x)), hook, depth + 1)]}
+
+
+def _dtype(text):
+    if type(text) is not str:
+        raise CodecError("a dtype must be a string")
+    dt = np.dtype(text)
+    if dt.kind not in KINDS or dt.fields is not None or dt.subdtype is not None:
+        raise CodecError(f"dtype {text!r} cannot be received")
+    return dt
+
+
+def decode(j, hook=None, depth=0):
+    """The value JSON data `j` stands for, built from exact types; hook(tag, body) builds refs, functions,
+    callbacks and course objects (it raises CodecError for what its side does not accept)."""
+    if depth > MAX_DEPTH:
+        raise CodecError("a value nested too deep to receive")
+    t = type(j)
+    if j is None or t is bool or t is int or t is float or t is str:
+        return j
+    if t is list:
+        return [decode(v, hook, depth + 1) for v in j]
+    if t is not dict or len(j) != 1:
+        raise CodecError("malformed value")
+    (tag, body), = j.items()
+    if tag == "tuple" and type(body) is list:
+        return tuple(decode(v, hook, depth + 1) for v in body)
+    if tag == "dict" and type(body) is list:
+        out = {}
+        for pair in body:
+            if type(pair) is not list or len(pair) != 2:
+                raise CodecError("malformed dict")
+            key = decode(pair[0], hook, depth + 1)
+            if type(key) not in (str, int, float, bool, tuple) and key is not None:
+                raise CodecError("a dict key must be a plain value")
+            out[key] = decode(pair[1], hook, depth + 1)
+        return out
+    if tag in ("set", "frozenset") and type(body) is list:
+        items = [decode(v, hook, depth + 1) for v in body]
+        if not all(type(v) in HASHABLE for v in items):
+            raise CodecError("a set may hold only plain values")
+        return (set if tag == "set" else frozenset)(items)
+    if tag == "nd" and type(body) is list and len(body) == 3:
+        dt, shape, data = _dtype(body[0]), body[1], body[2]
+        if type(shape) is not list or not all(type(n) is int and n >= 0 for n in shape) or type(data) is not str:
+            raise CodecError("malformed array")
+        raw = base64.b64decode(data.encode("ascii"), validate=True)
+        if len(raw) != int(np.prod(shape, dtype=np.int64)) * dt.itemsize:
+            raise CodecError("an array's bytes do not match its shape")
+        return np.frombuffer(raw, dtype=dt).reshape(shape).copy()
+    if tag == "np" and type(body) is list and len(body) == 2 and type(body[1]) is str:
+        dt = _dtype(body[0])
+        raw = base64.b64decode(body[1].encode("ascii"), validate=True)
+        if len(raw) != dt.itemsize:
+            raise CodecError("malformed scalar")
+        return np.frombuffer(raw, dtype=dt)[0]
+    if tag == "rng":
+        state = decode(body, None, depth + 1)
+        g = np.random.Generator(np.random.PCG64())
+        try:
+            g.bit_generator.state = state
+        except (TypeError, ValueError, KeyError) as e:
+            raise CodecError(f"malformed generator state ({e})") from None
+        return g
+    if tag == "obj" and type(body) is list and len(body) == 2:
+        cls = resolve(body[0])
+        if type(cls) is not type:
+            raise CodecError(f"{body[0]!r} is not a course class")
+        state = decode(body[1], hook, depth + 1)
+        if type(state) is not dict or not all(type(k) is str for k in state):
+            raise CodecError("malformed object state")
+        obj = cls.__new__(cls)
+        obj.__dict__.update(state)
+        return obj
+    if hook is not None:
+        return hook(tag, body)
+    raise CodecError(f"cannot receive a {tag!r}")
+
+
+def dumps(x, hook=None):
+    return json.dumps(encode(x, hook), allow_nan=True, separators=(",", ":"))
+
+
+def error_of(e, limit=2000):
+    """[builtin base class name, the exception's own name, message] of an exception, bounded."""
+    base = next((k.__name__ for k in type(e).__mro__ if getattr(builtins, k.__name__, None) is k), "Exception")
+    try:
+        msg = str(e)
+    except BaseException:
+        msg = "?"
+    return [base, type(e).__name__[:100], msg[:limit]]
+
+
+def mutable(x):
+    """Can a function change x in place (so that the other side must see the change)?"""
+    if type(x) in (list, dict, set, np.ndarray, np.random.Generator):
+        return True
+    return not callable(x) and course_object(x, None) is not None  # a callable one stays with the judge
+
+
+def plain_hook(x):
+    """For the state of an argument: course functions by name, course objects by state, nothing else."""
+    if type(x) in PLAIN:
+        return None
+    name = _course_name(x)
+    if name is not None:
+        return {"fn": name}
+    return course_object(x, plain_hook)
+
+
+def update_in_place(orig, new):
+    """Make `orig` hold what `new` holds (what the other side's copy of an argument became: a rng drawn from,
+    an array filled in, a scripted stub that counted its calls)."""
+    if type(orig) is np.ndarray and type(new) is np.ndarray and new.shape == orig.shape and orig.flags.writeable:
+        orig[...] = new
+    elif type(orig) is list and type(new) is list:
+        orig[:] = new
+    elif (type(orig) is dict and type(new) is dict) or (type(orig) is set and type(new) is set):
+        orig.clear()
+        orig.update(new)
+    elif type(orig) is np.random.Generator and type(new) is np.random.Generator:
+        orig.bit_generator.state = new.bit_generator.state
+    elif type(orig) is type(new) and course_object(orig, None) is not None:
+        vars(orig).clear()
+        vars(orig).update(vars(new))
+
+
+def _same_plain_list(x, known):
+    """Is x a list still equal to what was last sent of it, compared natively (no encoding)? Only a list of
+    JSON's own values and such lists encodes to itself, so only for one can this say yes: 08's tests hand
+    hundreds of contexts of thousands of tokens to a function that calls the target back once per context,
+    and encoding them at every crossing cost 0.3 s (393 CPU s against 17 for the notebook). Values equal but
+    of another type (1 for 1.0, a tuple for a list) are not seen as a change."""
+    if type(x) is not list or type(known) is not list:
+        return False
+    try:
+        return bool(x == known)
+    except Exception:  # an array inside: compared by encoding, as before
+        return False
+
+
+class Shared:
+    """The arguments of one call, as both sides hold them: what each last knew of the mutable ones (their
+    encoded state), so that a change on one side is sent to the other at every crossing, and only then."""
+
+    def __init__(self, objects, known):
+        self.objects, self.known = objects, known
+
+    def changes(self):
+        out = {}
+        for i, x in enumerate(self.objects):
+            if mutable(x):
+                if _same_plain_list(x, self.known[i]):
+                    continue
+                now = encode(x, plain_hook)
+                if now != self.known[i]:
+                    out[str(i)] = self.known[i] = now
+        return out
+
+    def apply(self, changes, dec_hook):
+        for i, j in (changes.items() if type(changes) is dict else ()):
+            try:
+                k = int(i)
+                if 0 <= k < len(self.objects):
+                    update_in_place(self.objects[k], decode(j, dec_hook))
+                    self.known[k] = j
+            except (CodecError, ValueError, TypeError, KeyError, IndexError):
+                pass
+
+
+# ----------------------------------------------------------------------------- the agent, in the kernel
+
+MAX_PRINTS = 100_000  # characters of the student's prints kept per message to the judge
+
+
+class Prints(io.TextIOBase):
+    """sys.stdout or sys.stderr while an exercise runs: what it prints goes to the judge with the answer (in
+    order, in the message that follows it), not to the kernel's own output."""
+
+    def __init__(self, name, sink):
+        self.name, self.sink = name, sink
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        if type(text) is not str:
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if sum(len(t) for _, t in self.sink) < MAX_PRINTS:
+            if self.sink and self.sink[-1][0] == self.name:
+                self.sink[-1][1] += text[:MAX_PRINTS]
+            else:
+                self.sink.append([self.name, text[:MAX_PRINTS]])
+        return len(text)
+
+
+class Callback:
+    """A judge's function (a lambda or helper of a test), called back over the judge's socket; it never runs
+    here."""
+
+    def __init__(self, agent, cid):
+        self._agent, self._cid = agent, cid
+
+    def __call__(self, *args, **kwargs):
+        return self._agent.callback(self._cid, args, kwargs)
+
+
+class Agent:
+    """Serves the judge over a Unix socket of its own (listen, then serve once per test cell): a line of JSON
+    each way. The judge's lines are {"n": request number, "kind": call/swap/unswap/stop/answer, "body": ...};
+    the agent's are {"n": ..., "done": ...} or, while an exercise runs, {"n": ..., "cb": ...} (a callback, whose
+    answer is the judge's next line), each with what the exercise printed since the last one ("out")."""
+
+    def __init__(self, namespace):
+        self.ns = namespace
+        self.args, self.saved, self.shared = [], [], None
+        self.listener = self.conn = self.reader = None
+        self.n, self.prints = None, []
+
+    # the socket
+    def listen(self, path):
+        import os
+        import socket
+
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(path)
+        self.listener.listen(1)
+
+    def _read(self):
+        if self.conn is None:
+            self.conn, _ = self.listener.accept()
+            self.reader = self.conn.makefile("rb")
+        line = self.reader.readline()
+        if not line:
+            raise EOFError("the judge hung up")
+        msg = json.loads(line)
+        return msg if type(msg) is dict else {}
+
+    def _write(self, msg):
+        msg["n"] = self.n
+        if self.prints:
+            msg["out"], self.prints = self.prints, []
+        self.conn.sendall(json.dumps(msg, allow_nan=True, separators=(",", ":")).encode("ascii") + b"\n")
+
+    # refs and names, on this side
+    def _enc_hook(self, x):
+        for i, a in enumerate(self.args):
+            if x is a:
+                return {"ref": i}
+        if type(x) in PLAIN:
+            return None
+        if type(x) is Callback:
+            return {"cb": x._cid}
+        name = _course_name(x)
+        if name is not None:
+            return {"fn": name}
+        for k, v in self.ns.items():  # an exercise handed on (a function of the notebook's)
+            if v is x and callable(x) and type(k) is str and not k.startswith("_"):
+                return {"kfn": k}
+        return course_object(x, self._enc_hook)
+
+    def _dec_hook(self, tag, body):
+        if tag == "ref" and type(body) is int and 0 <= body < len(self.args):
+            return self.args[body]
+        if tag == "fn":
+            return resolve(body)
+        if tag == "kfn" and type(body) is str:
+            return self.ns[body] if body in self.ns else _missing(body)
+        if tag == "cb" and type(body) is int:
+            return Callback(self, body)
+        raise CodecError(f"cannot receive a {tag!r}")
+
+    def callback(self, cid, args, kwargs):
+        self._write({"cb": cid, "args": encode(list(args), self._enc_hook),
+                     "kwargs": encode(dict(kwargs), self._enc_hook),
+                     "sync": self.shared.changes() if self.shared else {}})
+        while True:  # the answer to this request's callback (a line left from a stopped request is passed over)
+            msg = self._read()
+            if msg.get("kind") == "answer" and msg.get("n") == self.n:
+                break
+        answer = msg.get("body")
+        if type(answer) is not dict:
+            raise RuntimeError("the judge sent a malformed answer")
+        if self.shared:
+            self.shared.apply(answer.get("sync"), self._dec_hook)
+        if "exc" in answer:
+            base, name, text = answer["exc"]
+            cls = getattr(builtins, base, None)
+            raise (cls if isinstance(cls, type) and issubclass(cls, Exception) else RuntimeError)(text)
+        return decode(answer["ok"], self._dec_hook)
+
+    def serve(self):
+        """Answer the judge's requests until it says stop."""
+        while True:
+            req = self._read()
+            kind = req.get("kind")
+            if kind == "stop":
+                return
+            if kind not in ("call", "swap", "unswap"):
+                continue  # an answer to a callback of a request that was stopped
+            self.n, self.prints = req.get("n"), []
+            out = {}
+            try:
+                if kind == "call":
+                    out = self.call(req.get("body"))
+                elif kind == "swap":
+                    self.swap(req.get("body"))
+                else:
+                    self.unswap()
+            except Exception as e:
+                out = {"exc": error_of(e)}
+            self._write({"done": out})
+
+    def call(self, req):
+        """Run one exercise on the judge's arguments: its result (or error) and the arguments it changed."""
+        import contextlib
+
+        self.args, self.shared = [], None
+        out = {}
+        try:
+            raw = req["args"]
+            args = [decode(a, self._dec_hook) for a in raw]
+            self.args = list(args)
+            kwargs = {k: decode(v, self._dec_hook) for k, v in req["kwargs"].items()}
+            self.args += list(kwargs.values())
+            self.shared = Shared(self.args, list(raw) + list(req["kwargs"].values()))
+            fn = self.ns[req["name"]] if req["name"] in self.ns else _missing(req["name"])
+            with contextlib.redirect_stdout(Prints("stdout", self.prints)), \
+                    contextlib.redirect_stderr(Prints("stderr", self.prints)):
+                result = fn(*args, **kwargs)
+            out["ok"] = encode(result, self._enc_hook)
+        except BaseException as e:  # the student's error, to be raised again in the judge
+            out["exc"] = error_of(e)
+        try:
+            out["mut"] = self.shared.changes() if self.shared else {}
+        except BaseException:
+            pass
+        self.args, self.shared = [], None
+        return out
+
+    def swap(self, names):
+        """Bind exercise names to stand-ins (the judge's `alone`), remembering what was there."""
+        saved = {}
+        for k, v in names.items():
+            saved[k] = self.ns.get(k, _MISSING)
+            self.ns[k] = decode(v, self._dec_hook)
+        self.saved.append(saved)
+
+    def unswap(self):
+        if self.saved:
+            for k, v in self.saved.pop().items():
+                if v is _MISSING:
+                    self.ns.pop(k, None)
+                else:
+                    self.ns[k] = v
+
+
+_MISSING = object()
+
+
+def _missing(name):
+    raise NameError(f"name {name!r} is not defined")
+
+
+def install(namespace):
+    return Agent(namespace)

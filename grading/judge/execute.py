@@ -1,0 +1,355 @@
+"""JudgeExecute: nbgrader's Execute step with the test cells run by the judge, outside the kernel.
+
+The fresh sandboxed kernel runs every cell of the submission but the test cells (the student's own cells
+too: what they do cannot reach the tests any more, and an honest helper keeps working), with RobustExecute's
+restarts, memory limit and timeouts. Each test cell runs in the worker (judge.Judge); its outputs are written into the cell, so
+nbgrader's SaveAutoGrades and GetGrades score it as before. Each call of a student's function may take a
+cell timeout (then the kernel is interrupted, and restarted if it does not stop); the submission's own
+limit (grading/grade/pool.py) bounds the whole.
+
+The judge talks to its agent in the kernel over a Unix socket the agent listens on (in the sandbox's socket
+folder, reached through the kernel's /proc root as its ZeroMQ sockets are): a line of JSON each way, read
+without an event loop. Through Jupyter's stdin channel (input()) a call cost about 3 ms of wall time and
+1.2 ms of the judge's CPU here (ipykernel flushes both output streams before each prompt, each message is
+signed and goes through an event loop); over the socket, 0.4 ms and 0.2 ms (1,000 calls, load 4 to 6).
+"""
+import inspect
+import json
+import os
+import shutil
+import socket
+import stat
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+import zmq
+from jupyter_core.utils import run_sync
+from nbclient.util import run_hook
+from traitlets import Bool, Unicode
+
+from .. import sandbox as sandboxes
+from ..cells import grade_id
+from ..grade.kernel import RobustExecute
+from . import agent
+from .judge import STREAM_CAP, Dead, Judge, Late, append_stream, is_test
+
+# Notebooks graded the old way (tests in the kernel), with the reason.
+OPT_OUT = {
+    "08_real_text": "its tests hand the student's functions the course's n-gram models, callable objects holding "
+                    "tables of a whole corpus: sent by value at every call (the first design), the reference "
+                    "submission ran past the submission limit (1,320 s); called back instead (now), it took 500 s against "
+                    "121 s in the kernel and one of its tests ran past the cell timeout; over the agent's socket, "
+                    "with plain lists compared rather than encoded at every crossing, it scores as the old path "
+                    "but takes 328 s against 20 s (devtools/benches/judge.py)",
+    "10_real_transformer": "its tests hand the student's functions objects of their own with methods (a target "
+                           "that counts its forward passes, a stand-in draft with a stand-in KV cache) whose calls "
+                           "change a cache the student's code holds; the codec sends plain data and course objects "
+                           "by state, so test_verify_block and test_confident_draft could not be judged",
+}
+
+JUDGE_OPTED_OUT = "SPECLAB_JUDGE_OPTED_OUT"  # =1: judge these too (to measure them: devtools/benches/judge.py)
+
+AGENT = Path(agent.__file__).read_text()
+BOOT = ("def __speclab_boot__(src):\n"
+        "    import types\n"
+        "    m = types.ModuleType('speclab_judge_agent')\n"
+        "    exec(compile(src, 'speclab_judge_agent', 'exec'), m.__dict__)\n"
+        "    return m.install(globals())\n"
+        f"__speclab_judge__ = __speclab_boot__({AGENT!r})\n"
+        "del __speclab_boot__\n")
+
+class JudgeExecute(RobustExecute):
+    judge = Bool(True, help="run the test cells in the grading worker (the judge), not in the kernel").tag(config=True)
+    source = Unicode("", help="the assignment's source folder (solutions/<id>); empty: the course's "
+                              "(CourseDirectory)").tag(config=True)
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._judge, self._serving, self._needs_restart, self._error = None, None, False, None
+        self._interrupting, self._seq, self._socket_folder = False, 0, None
+        self._channel = self._poller = self._iopub = None
+        info = (resources or {}).get("nbgrader", {})
+        path = self._source(info.get("assignment", "")) / f"{info.get('notebook', '')}.ipynb"
+        opted_out = info.get("assignment") in OPT_OUT and os.environ.get(JUDGE_OPTED_OUT) != "1"
+        if self.judge and not opted_out and path.is_file():
+            self._judge = Judge(nbformat.read(path, as_version=4), self._transport)
+        try:
+            return super().preprocess(nb, resources, km)
+        finally:
+            self._close()
+            if self._socket_folder:
+                shutil.rmtree(self._socket_folder, ignore_errors=True)
+
+    def _source(self, aid):
+        """The assignment's source folder: `source`, or the course's (nbgrader's own paths, which name no scratch
+        course: `nbgrader autograde` and the formgrader with the course's config, grading/nbgrader_steps.py)."""
+        if self.source:
+            return Path(self.source)
+        from nbgrader.coursedir import CourseDirectory
+
+        course = CourseDirectory(config=self.config)
+        return Path(course.root) / course.source_directory / aid
+
+    def preprocess_cell(self, cell, resources, index):
+        j = self._judge
+        if j is None or cell.cell_type != "code":
+            return super().preprocess_cell(cell, resources, index)
+        if is_test(cell):
+            self._skip.add(index)  # never run in the kernel, nor replayed after a restart
+            run_sync(run_hook)(self.on_cell_start, cell=cell, cell_index=index)  # make check's progress line
+            outputs = self._judge_cell(cell, index)
+            for out in outputs:
+                self._budget.admit(out)  # cut as the kernel's outputs are (RobustExecute.output)
+            cell.outputs, cell.execution_count = outputs, None
+            return cell, resources
+        return super().preprocess_cell(cell, resources, index)
+
+    def _judge_cell(self, cell, index):
+        streams = []
+        try:
+            outputs = self._judge.run_test(grade_id(cell), cell.source)
+        finally:
+            if not self._needs_restart:
+                try:
+                    self._stop_serving(streams)
+                except Late:
+                    self._needs_restart = True
+            if self._needs_restart:
+                self._needs_restart = False
+                self._restart_and_replay(index)
+        for name, text in streams:  # what the kernel printed outside an exercise's call (a thread, a C library)
+            append_stream(outputs, name, text)
+        return outputs
+
+    def _restart(self):
+        self._close()
+        super()._restart()
+
+    # the kernel's side: an agent serving the judge over a Unix socket of its own, one execute_request per test cell
+    def _transport(self, kind, body, on_callback):
+        """Send one request to the agent; its answer (a dict, or None when none came), the kernel's prints
+        [(stream name, text)] and the kernel's own error, if any. Raises Late past the cell's time."""
+        self._deadline = time.monotonic() + (self.timeout or 60)  # each call may take a cell's time
+        streams = []
+        if self._channel is None:
+            self._boot(streams)
+        if self._serving is None:
+            self._serving = _settled(self.kc.execute("__speclab_judge__.serve()", silent=False, store_history=False,
+                                                     allow_stdin=False, stop_on_error=False))
+            self._error = None
+        self._seq += 1
+        self._send({"n": self._seq, "kind": kind, "body": body})
+        while True:
+            msg = self._next(self._serving, streams)
+            if msg is None:
+                return None, streams, self._error or "the kernel stopped answering"
+            if "done" in msg:
+                return msg["done"], streams, None
+            answer = on_callback(msg) if ("cb" in msg and on_callback) else {"exc": ["RuntimeError", "RuntimeError",
+                                                                                       "not a callback"]}
+            self._send({"n": self._seq, "kind": "answer", "body": answer})
+
+    def _boot(self, streams):
+        """The agent, in a fresh kernel, listening on a socket the judge then connects to (a socket of its
+        sandbox's, reached through its /proc root as its ZeroMQ sockets are, and checked to be a socket, not a
+        link the kernel made to one of the grader's)."""
+        inside, outside = self._socket_paths()
+        self._poller = zmq.Poller()
+        self._iopub = zmq.Socket(shadow=self.kc.iopub_channel.socket.underlying)
+        self._poller.register(self._iopub, zmq.POLLIN)
+        msg_id = _settled(self.kc.execute(f"{BOOT}__speclab_judge__.listen({inside!r})\n", silent=False,
+                                            store_history=False, allow_stdin=False, stop_on_error=False))
+        while self._next(msg_id, streams, lines=False) is not None:
+            pass
+        if self._error:
+            raise RuntimeError(f"the judge's agent could not start in the kernel ({self._error})")
+        self._channel = Channel(outside)
+        self._poller.register(self._channel.fd, zmq.POLLIN)
+
+    def _socket_paths(self):
+        """The agent's socket as the kernel names it, and as the judge reaches it."""
+        if isinstance(self.km, sandboxes.SandboxedKernelManager):
+            inside = f"{sandboxes.SOCKETS}/judge"
+            return inside, f"{self.km._link}{inside}"
+        if self._socket_folder is None:
+            self._socket_folder = tempfile.mkdtemp(prefix="speclab-judge-")
+        return f"{self._socket_folder}/judge", f"{self._socket_folder}/judge"
+
+    def _close(self):
+        if self._channel is not None:
+            self._channel.close()
+        self._channel, self._poller, self._iopub, self._serving = None, None, None, None
+
+    def _send(self, msg):
+        try:
+            self._channel.send(msg, max(0.1, self._deadline - time.monotonic()))
+        except (OSError, ValueError):  # the agent is gone, or not reading: as if it did not answer
+            self._channel.dead = True
+
+    def _next(self, msg_id, streams, lines=True):
+        """The agent's next line (a dict) for the current request, or None once request msg_id ended (its
+        prints collected); past the deadline the kernel is interrupted, and Late raised (with a restart asked
+        for if it does not stop)."""
+        ended = False
+        while True:
+            if lines and self._channel is not None:
+                msg = self._channel.line()
+                if msg is not None:
+                    if msg.get("n") == self._seq:
+                        for out in (msg.get("out") if type(msg.get("out")) is list else ()):
+                            if type(out) is list and len(out) == 2 and out[0] in ("stdout", "stderr") \
+                                    and type(out[1]) is str and sum(len(t) for _, t in streams) < STREAM_CAP:
+                                streams.append((out[0], out[1]))
+                        return msg
+                    continue  # a line of a request that was stopped
+            if ended:
+                return None
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                if self._interrupting:
+                    raise Late("no answer after the interrupt")
+                self._interrupt(msg_id)
+            if self._channel is not None and self._channel.dead and not self._channel.unpolled:
+                self._poller.unregister(self._channel.fd)  # gone: wait for the kernel's idle, death or time
+                self._channel.unpolled = True
+            events = dict(self._poller.poll(max(0.0, min(left, 1.0)) * 1000))
+            if not events:
+                if not _settled(self.km.is_alive()):
+                    self._needs_restart = True
+                    raise Dead("the kernel died while running this cell; it was restarted")
+                continue
+            if self._channel is not None and self._channel.fd in events:
+                self._channel.fill()
+            if self._iopub in events:
+                ended = self._iopub_messages(msg_id, streams)
+
+    def _iopub_messages(self, msg_id, streams):
+        """Read what the kernel published: prints and errors of msg_id; True once it is idle."""
+        ended = False
+        while True:
+            try:
+                _, msg = self.kc.session.recv(self._iopub, mode=zmq.NOBLOCK)
+            except (zmq.ZMQError, ValueError):
+                return ended
+            if msg is None:
+                return ended
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind, content = msg["header"]["msg_type"], msg["content"]
+            if kind == "stream" and sum(len(t) for _, t in streams) < STREAM_CAP:
+                streams.append((content.get("name", "stdout"), content.get("text", "")))
+            elif kind == "error":
+                self._error = f"{content.get('ename')}: {str(content.get('evalue'))[:300]}"
+            elif kind == "status" and content.get("execution_state") == "idle":
+                if msg_id == self._serving:
+                    self._serving = None
+                ended = True
+
+    def _stop_serving(self, streams):
+        if self._serving is None or self._channel is None:
+            return
+        self._deadline = time.monotonic() + 10
+        self._seq += 1
+        self._send({"n": self._seq, "kind": "stop"})
+        while self._serving is not None:
+            msg = self._next(self._serving, streams)
+            if msg is None:
+                break
+            if "cb" in msg:
+                self._send({"n": self._seq, "kind": "answer", "body": STOPPED})
+
+    def _interrupt(self, msg_id):
+        """Stop what runs past the deadline; Late in any case: was it stopped, or must the kernel restart?"""
+        self._interrupting = True
+        try:
+            _settled(self.km.interrupt_kernel())
+            self._deadline = time.monotonic() + min(10, self.timeout or 10)
+            while True:
+                msg = self._next(msg_id, [])
+                if msg is None or "done" in msg:  # stopped, or the agent caught it and waits for the next request
+                    break
+                self._send({"n": self._seq, "kind": "answer", "body": STOPPED})
+        except Late:
+            self._needs_restart = True
+            raise Late(f"the cell ran longer than {self.timeout} s and did not stop when interrupted; "
+                       "the kernel was restarted") from None
+        finally:
+            self._interrupting = False
+        raise Late(f"the cell ran longer than {self.timeout} s and was stopped")
+
+
+def _settled(value):
+    """value, or what it stands for if it is awaitable (a method of an async client or kernel manager)."""
+    if inspect.isawaitable(value):
+        async def wait():
+            return await value
+        return run_sync(wait)()
+    return value
+
+
+STOPPED = {"exc": ["RuntimeError", "RuntimeError", "stopped"]}
+MAX_LINE = 256 << 20  # bytes of one line of the agent's: past it, the agent is not answering as it should
+
+
+class Channel:
+    """The judge's end of the agent's socket: lines of JSON each way, read without blocking."""
+
+    def __init__(self, path):
+        fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)  # the file itself, never a link's target
+        try:
+            if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+                raise RuntimeError("the judge's agent did not leave a socket where it listens")
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.connect(f"/proc/self/fd/{fd}")
+        finally:
+            os.close(fd)
+        self.sock.setblocking(False)
+        self.fd, self.buf, self.dead, self.unpolled = self.sock.fileno(), bytearray(), False, False
+
+    def send(self, msg, timeout):
+        if self.dead:
+            raise ValueError("the agent hung up")
+        self.sock.settimeout(timeout)
+        try:
+            self.sock.sendall(json.dumps(msg, allow_nan=True, separators=(",", ":")).encode("ascii") + b"\n")
+        finally:
+            self.sock.setblocking(False)
+
+    def fill(self):
+        try:
+            while True:
+                data = self.sock.recv(1 << 20)
+                if not data:
+                    self.dead = True
+                    return
+                self.buf += data
+                if len(self.buf) > MAX_LINE and b"\n" not in self.buf:
+                    self.buf.clear()
+                    self.dead = True  # nothing more is read from it: the cell ends by its time or its kernel
+                    return
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self.dead = True
+
+    def line(self):
+        """The next whole line, as a dict (anything else is passed over), or None."""
+        while True:
+            at = self.buf.find(b"\n")
+            if at < 0:
+                return None
+            raw = bytes(self.buf[:at])
+            del self.buf[:at + 1]
+            try:
+                msg = json.loads(raw)
+            except (ValueError, RecursionError):
+                continue
+            if type(msg) is dict:
+                return msg
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass

@@ -1,0 +1,374 @@
+"""The judge: runs a notebook's test cells in the grading worker, never in the student's kernel.
+
+Its namespace is built from the SOURCE notebook's own course cells (only those the tests need: a backward
+slice over names), with each exercise (a name a solution cell defines) bound to a Proxy. A proxy call
+sends its arguments to the kernel by value (agent.py's codec), runs the student's function there, and
+gets back the result by value, the arguments the function changed, or the error it raised.
+"""
+import ast
+import builtins
+import contextlib
+import os
+
+import numpy as np
+from nbformat.notebooknode import NotebookNode
+
+from ..cells import grade_id, is_graded, is_solution
+from ..integrity.syntax import free_names
+from . import agent
+from .agent import PLAIN, CodecError, Shared, course_object, decode, encode, resolve
+
+STREAM_CAP = 100_000  # characters of the kernel's prints kept per call (CapOutput trims further)
+
+
+class Late(BaseException):
+    """A call ran past the test cell's time; BaseException, so that no `except Exception` in a test swallows it."""
+
+
+class Dead(Late):
+    pass
+
+
+def is_test(cell):
+    return cell.cell_type == "code" and is_graded(cell) and not is_solution(cell)
+
+
+# ----------------------------------------------------------------------------- names and the slice
+
+def _parse(source):
+    try:
+        return ast.parse(source)
+    except SyntaxError:
+        from IPython.core.inputtransformer2 import TransformerManager
+
+        try:
+            return ast.parse(TransformerManager().transform_cell(source))
+        except SyntaxError:
+            return None
+
+
+def names(source):
+    """(defined, read) names of a cell: bound at any level (also a subscript or attribute stored into, which
+    changes the object a name holds), and read from the notebook's namespace without the cell binding them
+    itself (a function's parameters, a loop's own variable are not read from it)."""
+    tree = _parse(source)
+    if tree is None:
+        return set(), set()
+    defined = set()
+    try:
+        used = free_names(ast.unparse(tree))
+    except SyntaxError:
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load):
+                defined.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                defined.add("*" if a.name == "*" else (a.asname or a.name.split(".")[0]))
+        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            base = node.value
+            while isinstance(base, (ast.Subscript, ast.Attribute)):
+                base = base.value
+            if isinstance(base, ast.Name):
+                defined.add(base.id)
+    return defined, used
+
+
+def exercises(nb):
+    """Names the solution cells define at their top level: the exercises, which only the kernel runs."""
+    out = set()
+    for c in nb.cells:
+        if c.cell_type == "code" and is_solution(c):
+            tree = _parse(c.source)
+            for node in tree.body if tree else []:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    out.add(node.name)
+                elif isinstance(node, ast.Assign):
+                    out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return out
+
+
+def course_slice(nb, exercise_names):
+    """Indices of the course cells (neither solution nor test) the test cells need: a backward slice over
+    names, in the notebook's order. A name a cell reads comes from the last cell above it that binds it (a
+    course cell, which is then needed, and so on up; or a test cell, which the judge runs anyway)."""
+    cells = [(i, c, *names(c.source)) for i, c in enumerate(nb.cells) if c.cell_type == "code" and not is_solution(c)]
+    chosen, todo = set(), [(i, used) for i, c, _, used in cells if is_test(c)]
+    while todo:
+        at, used = todo.pop()
+        for name in used - exercise_names:
+            for i, c, defined, reads in reversed([x for x in cells if x[0] < at]):
+                if name in defined or "*" in defined:
+                    if not is_test(c) and i not in chosen:
+                        chosen.add(i)
+                        todo.append((i, reads))
+                    break
+    return chosen
+
+
+# ----------------------------------------------------------------------------- the proxy
+
+class Proxy:
+    """An exercise, in the judge: calling it runs the student's function in the kernel on copies."""
+
+    def __init__(self, judge, name):
+        self._judge, self._name = judge, name
+        self.__name__ = self.__qualname__ = name
+
+    def __call__(self, *args, **kwargs):
+        return self._judge.call(self._name, args, kwargs)
+
+    def __repr__(self):
+        return f"<function {self._name}>"
+
+
+def _raise(err):
+    base, name, msg = (list(err) + ["", "", ""])[:3] if type(err) is list else ("", "", "")
+    cls = getattr(builtins, base, None) if type(base) is str else None
+    text = str(msg)[:2000]
+    if isinstance(cls, type) and issubclass(cls, Exception):
+        try:
+            exc = cls(text)
+        except Exception:
+            exc = RuntimeError(f"{name}: {text}")
+    else:
+        exc = RuntimeError(f"{str(name)[:100]}: {text}")
+    raise exc
+
+
+# ----------------------------------------------------------------------------- the judge
+
+class Judge:
+    """transport(kind, body, on_callback) sends one request to the agent serving in the kernel, hands each
+    callback it asks for to on_callback (a dict; its return, a dict, is the answer), and returns the agent's
+    answer (a dict, or None when none came), the kernel's prints [(stream name, text)] and the kernel's own
+    error, if any; it raises Late past the cell's time."""
+
+    def __init__(self, source_nb, transport):
+        self.nb, self.transport = source_nb, transport
+        self.exercises = exercises(source_nb)
+        self.plan = course_slice(source_nb, self.exercises)
+        self.test_at = {grade_id(c): i for i, c in enumerate(source_nb.cells) if is_test(c)}
+        self.ns = {"__name__": "__main__", "__builtins__": builtins}
+        self.done = 0
+        self.busy = False
+        self.sink = None
+        self._bind()
+
+    def _bind(self):
+        from speclab import isolate
+
+        for name in self.exercises:
+            self.ns[name] = Proxy(self, name)
+        if self.ns.get("alone") is isolate.alone:
+            self.ns["alone"] = self.alone
+
+    def advance(self, upto):
+        """Run the planned course cells above source cell `upto`, in order, quietly (an error there is the
+        course's: the names it would have bound stay unbound, as in the kernel)."""
+        os.environ.setdefault("MPLBACKEND", "Agg")
+        for i in range(self.done, min(upto, len(self.nb.cells))):
+            if i in self.plan:
+                source = self.nb.cells[i].source
+                tree = _parse(source)
+                if tree is None:
+                    continue
+                with open(os.devnull, "w") as null, contextlib.redirect_stdout(null), contextlib.redirect_stderr(null):
+                    try:
+                        exec(compile(tree, f"<course cell {i}>", "exec"), self.ns)
+                    except Exception:  # Late is not one: the test cell it runs for is stopped
+                        pass
+                self._bind()
+        self.done = max(self.done, upto)
+
+    def run_test(self, gid, source):
+        """Run one test cell here; its outputs, as nbformat outputs."""
+        outputs = []
+        self.sink = outputs
+
+        class Stream:
+            def __init__(self, name):
+                self.name = name
+
+            def write(self, text):
+                append_stream(outputs, self.name, text)
+                return len(text)
+
+            def flush(self):
+                pass
+
+        try:
+            self.advance(self.test_at.get(gid, len(self.nb.cells)))
+            with contextlib.redirect_stdout(Stream("stdout")), contextlib.redirect_stderr(Stream("stderr")):
+                exec(compile(source, f"<test {gid}>", "exec"), self.ns)
+        except Dead as e:
+            outputs.append(_error("DeadKernelError", str(e)))
+        except Late as e:  # a call ran past its time: the cell stops there
+            outputs.append(_error("CellTimeoutError", str(e)))
+        except BaseException as e:  # the test failed (or the student's error came back through a proxy)
+            outputs.append(_error(type(e).__name__, _text(e)))
+        finally:
+            self.sink = None
+            self.busy = False
+        self._bind()
+        return outputs
+
+    # the kernel, by value
+    def _hook(self, callbacks, originals):
+        def hook(x):
+            for i, a in enumerate(originals):
+                if x is a:
+                    return {"ref": i}
+            if type(x) in PLAIN or type(x) is np.random.Generator:
+                return None
+            if type(x) is Proxy:
+                return {"kfn": x._name}
+            name = agent._course_name(x)
+            if name is not None:
+                return {"fn": name}
+            if callable(x) and callbacks is not None:  # a course model too: called back, not sent with its tables
+                cid = len(callbacks)
+                callbacks[cid] = x
+                return {"cb": cid}
+            obj = course_object(x, hook)
+            if obj is not None:
+                return obj
+            if callable(x) and callbacks is not None:
+                cid = len(callbacks)
+                callbacks[cid] = x
+                return {"cb": cid}
+            return None
+        return hook
+
+    def _dec(self, callbacks, originals):
+        def hook(tag, body):
+            if tag == "ref" and type(body) is int and 0 <= body < len(originals):
+                return originals[body]
+            if tag == "fn" and type(body) is str:
+                return resolve(body)
+            if tag == "kfn" and type(body) is str:
+                return Proxy(self, body)
+            if tag == "cb" and type(body) is int and body in callbacks:
+                return callbacks[body]
+            raise CodecError(f"the kernel sent a {tag!r} the judge does not accept")
+        return hook
+
+    def call(self, name, args, kwargs):
+        if self.busy:
+            raise RuntimeError("an exercise called from inside another exercise's callback cannot be graded")
+        callbacks = {}
+        originals = []  # no refs while the arguments are encoded: each is sent by value
+        hook = self._hook(callbacks, originals)
+        try:
+            enc_args = [encode(a, hook) for a in args]
+            enc_kwargs = {str(k): encode(v, hook) for k, v in kwargs.items()}
+        except CodecError as e:
+            raise TypeError(f"the grader cannot send this argument to {name}: {e}") from None
+        originals[:] = list(args) + list(kwargs.values())
+        shared = Shared(originals, enc_args + list(enc_kwargs.values()))
+        dec = self._dec(callbacks, originals)
+
+        def on_callback(msg):
+            return self._callback(msg, callbacks, originals, dec, shared)
+
+        self.busy = True
+        try:
+            done, streams, error = self.transport("call", {"name": name, "args": enc_args, "kwargs": enc_kwargs},
+                                                  on_callback)
+        finally:
+            self.busy = False
+        for stream, text in streams:
+            if self.sink is not None:
+                append_stream(self.sink, stream, text)
+        if type(done) is not dict:
+            raise RuntimeError(f"{name} could not be called in the kernel" + (f" ({error})" if error else ""))
+        shared.apply(done.get("mut"), dec)
+        if "exc" in done:
+            _raise(done["exc"])
+        try:
+            return decode(done.get("ok"), dec)
+        except (CodecError, ValueError, TypeError, KeyError) as e:
+            raise TypeError(f"{name} returned something the grader cannot check: {e}") from None
+
+    def _callback(self, msg, callbacks, originals, dec, shared):
+        cid = msg.get("cb")
+        if type(cid) is not int or cid not in callbacks:
+            return {"exc": ["RuntimeError", "RuntimeError", "no such function"]}
+        shared.apply(msg.get("sync"), dec)
+        try:
+            args = decode(msg.get("args"), dec)
+            kwargs = decode(msg.get("kwargs"), dec)
+            if type(args) is not list or type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
+                raise CodecError("malformed call")
+            out = callbacks[cid](*args, **kwargs)
+            answer = {"ok": encode(out, self._hook(None, originals))}
+        except Late:
+            raise
+        except BaseException as e:
+            answer = {"exc": agent.error_of(e)}
+        try:
+            answer["sync"] = shared.changes()
+        except CodecError:
+            pass
+        return answer
+
+    def alone(self, namespace, **stand_ins):
+        """speclab.isolate.alone, in the kernel too: the student's later exercise calls the stand-ins."""
+        from speclab import isolate
+
+        kernel = {k: v for k, v in stand_ins.items() if k in self.exercises}
+        return _Both(self, kernel, isolate.alone(namespace, **stand_ins))
+
+    def swap(self, names):
+        hook = self._hook(None, [])
+        try:
+            request = {k: encode(v, hook) for k, v in names.items()}
+        except CodecError:
+            return False
+        self.transport("swap", request, None)
+        return True
+
+    def unswap(self):
+        self.transport("unswap", None, None)
+
+
+class _Both:
+    def __init__(self, judge, kernel, inner):
+        self.judge, self.kernel, self.inner, self.swapped = judge, kernel, inner, False
+
+    def __enter__(self):
+        if self.kernel:
+            self.swapped = self.judge.swap(self.kernel)
+        return self.inner.__enter__()
+
+    def __exit__(self, *exc):
+        try:
+            return self.inner.__exit__(*exc)
+        finally:
+            if self.swapped:
+                self.judge.unswap()
+
+
+def append_stream(outputs, name, text):
+    """A print added to a cell's outputs, merged with the stream before it of the same name, bounded."""
+    if not text:
+        return
+    if outputs and outputs[-1].output_type == "stream" and outputs[-1].name == name:
+        if len(outputs[-1].text) < STREAM_CAP:
+            outputs[-1].text += text[:STREAM_CAP]
+    else:
+        outputs.append(NotebookNode(output_type="stream", name=name, text=text[:STREAM_CAP]))
+
+
+def _text(e):
+    try:
+        return str(e)
+    except Exception:
+        return "?"
+
+
+def _error(ename, evalue):
+    return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])

@@ -1,0 +1,254 @@
+"""The judge (grading/judge/): hidden tests run in the grading worker, never in the student's kernel.
+
+Fast: the codec builds only exact types, and the slice leaves plots and widgets out. SLOW: every judged
+notebook's reference and blank submissions score the same, cell by cell, under the judge as under the old
+path (the tests in the kernel; a notebook in OPT_OUT is skipped, with its reason), and the three attacks on
+tests in the kernel (devtools.attacks.KERNEL_ATTACKS) earn nothing beside an honest classmate of notebook 02
+(in notebook 01's class too: tests/grading/test_grading_class.py).
+"""
+import html
+import json
+
+import nbformat
+import numpy as np
+import pytest
+
+from devtools import attacks, badsubmissions as bs
+from devtools.coursework import leaked_hidden_lines
+from grading.course import REPO, scratch_course, source_notebook
+from grading.gradebook import cell_scores
+from grading.judge import agent
+from grading.judge.execute import OPT_OUT
+from grading.judge.judge import course_slice, exercises
+from speclab.sampling import ScriptedRNG
+
+NOTEBOOKS = sorted(p.name for p in (REPO / "solutions").iterdir() if (p / f"{p.name}.ipynb").is_file())
+
+
+def roundtrip(x, hook=None, dec=None):
+    return agent.decode(json.loads(agent.dumps(x, hook)), dec)
+
+
+def test_plain_values_cross_with_their_exact_types():
+    values = [None, True, 3, 2.5, float("nan"), "s", [1, (2, 3.0)], {"a": 1, 2: [None]},
+              np.float64(0.25), np.int64(7), np.bool_(True), np.arange(6, dtype=np.int32).reshape(2, 3),
+              np.array([0.5, np.inf]), np.zeros((0, 4)), np.array([True, False]), {1, 4}, set(),
+              frozenset({"a", (1, 2)})]
+    for x in values:
+        y = roundtrip(x)
+        assert type(y) is type(x)
+        if isinstance(x, np.ndarray):
+            assert y.dtype == x.dtype and y.shape == x.shape and np.array_equal(y, x) and y.flags.writeable
+        elif x == x:
+            assert y == x
+    g = np.random.default_rng(5)
+    h = roundtrip(g)
+    assert type(h) is np.random.Generator and h.random() == g.random()
+    course = lambda x: None if type(x) in agent.PLAIN else agent.course_object(x, None)  # noqa: E731
+    s = roundtrip(ScriptedRNG([0.5, 0.25]), course)
+    assert type(s) is ScriptedRNG and (s.random(), s.calls) == (0.5, 1)
+
+
+def test_nothing_with_methods_of_its_own_crosses():
+    class Agreeable(float):
+        def tolist(self):
+            return "whatever the test expects"
+
+    class Arr(np.ndarray):
+        pass
+
+    for x in (Agreeable(1.0), np.zeros(3).view(Arr), np.array([object()]), lambda: 1, object(), {Agreeable(2.0)},
+              np.zeros(2, dtype=[("a", "f8")]), b"bytes"):
+        with pytest.raises(agent.CodecError):
+            agent.dumps(x)
+
+
+def test_decode_refuses_what_it_does_not_know():
+    bad = [{"nd": ["O", [1], ""]}, {"nd": ["<f8", [2], "AAAAAAAAAAA="]}, {"np": ["<f8", "AA=="]}, {"x": 1},
+           {"tuple": 1}, {"dict": [[[1], 2]]}, {"obj": ["builtins:float", {"dict": []}]},
+           {"obj": ["speclab.checks:check_close", {"dict": []}]}, {"fn": "os:system"}, {"ref": 0},
+           {"a": 1, "b": 2}, {"set": [[1]]}, {"set": 1}]
+    for j in bad:
+        with pytest.raises((agent.CodecError, ValueError)):
+            agent.decode(j)
+    assert agent.resolve("speclab.speculative:accept_prob").__module__ == "speclab.speculative"
+    for name in ("os:system", "speclab.speculative:<lambda>", "speclab.nothing:x"):
+        with pytest.raises(agent.CodecError):
+            agent.resolve(name)
+
+
+def test_an_argument_is_sent_again_only_when_it_changed(monkeypatch):
+    """At every crossing (a callback, the end of a call) the arguments a function may have changed are compared
+    with what was last sent; a plain list is compared as it is, without encoding it again (08's contexts)."""
+    contexts = [list(range(50)) for _ in range(20)]
+    arr = [np.zeros(3)]
+    shared = agent.Shared([contexts, arr, 7], [agent.encode(contexts), agent.encode(arr), 7])
+    real, calls = agent.encode, []
+
+    def counting(x, hook=None, depth=0):
+        if depth == 0:
+            calls.append(id(x))
+        return real(x, hook, depth)
+
+    monkeypatch.setattr(agent, "encode", counting)
+    assert shared.changes() == {} and calls == [id(arr)], "an unchanged plain list was encoded again"
+    contexts[7][3] = -1
+    arr[0][1] = 2.0
+    changed = shared.changes()
+    assert sorted(changed) == ["0", "1"], changed
+    assert changed["0"][7][3] == -1 and shared.changes() == {}
+
+
+def test_the_slice_leaves_out_plots_and_widgets():
+    nb = nbformat.read(source_notebook("02_acceptance_rule", REPO), as_version=4)
+    plan = course_slice(nb, exercises(nb))
+    chosen = "\n".join(nb.cells[i].source for i in sorted(plan))
+    assert "P, Q = target()" in chosen and "ref.residual(p, q)" in chosen
+    assert "widgets.live" not in chosen and "plt.subplots" not in chosen
+    assert exercises(nb) >= {"accept_prob", "swapped_excess"}
+
+
+# ----------------------------------------------------------------------------- the same scores, cell by cell
+
+def graded_both_ways(root, aid):
+    from grading.grade import grade
+
+    out = {}
+    for judge in (False, True):
+        course = root / ("judge" if judge else "old")
+        scratch_course(course, [aid], release="generate")
+        good = bs.good_students(course, aid)
+        bs.write_class(course, aid, {s: good[s] for s in ("reference", "blank")})
+        results = grade(course, [aid], workers=2, cell_timeout=60, quiet=True, export=False, judge=judge)
+        assert all(r.status == "graded" for r in results), [(r.student, r.notes) for r in results]
+        out[judge] = {s: cell_scores(course, aid, s) for s in ("reference", "blank")}
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("aid", NOTEBOOKS)
+def test_judge_scores_as_the_old_path(aid, tmp_path):
+    if aid in OPT_OUT:
+        pytest.skip(f"{aid} is graded the old way: {OPT_OUT[aid]}")
+    scores = graded_both_ways(tmp_path, aid)
+    assert scores[True] == scores[False]
+    full = bs.full_marks(tmp_path / "judge", aid)
+    assert sum(s for s, _ in scores[True]["reference"].values()) == full[0]
+    assert sum(s for s, _ in scores[True]["blank"].values()) == 0
+
+
+# ----------------------------------------------------------------------------- the attacks it answers
+
+ATTACK_AID = "02_acceptance_rule"
+
+
+@pytest.fixture(scope="module")
+def attacked(tmp_path_factory):
+    """A class of notebook 02: an honest classmate and the three attacks on tests run in the kernel (issue 36),
+    graded by the judge (the default). The same attacks in the class of notebook 01:
+    tests/grading/test_grading_class.py (devtools.attacks.ATTACKS holds them)."""
+    from grading.grade import grade
+
+    root = scratch_course(tmp_path_factory.mktemp("attacked"), [ATTACK_AID], release="generate")
+    bs.write_class(root, ATTACK_AID, {"reference": bs.good_students(root, ATTACK_AID)["reference"]})
+    bs.write_class(root, ATTACK_AID, bs.bad_class(root, ATTACK_AID, attacks.KERNEL_ATTACKS))
+    results = grade(root, workers=2, cell_timeout=60, quiet=True)
+    return root, {r.student: r for r in results}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", attacks.KERNEL_ATTACKS, ids=lambda c: c.name)
+def test_attack_on_the_kernel_earns_nothing(attacked, case):
+    root, results = attacked
+    res = results[case.name]
+    assert res.status == "graded", res.notes
+    deserved = case.expect(root, ATTACK_AID)
+    assert (res.score, res.max_score) == deserved or (res.score <= deserved[0] and res.flagged), (
+        f"{case.what}: {res.score:g} points, deserves {deserved[0]:g}: {res.notes}")
+    assert results["reference"].score == bs.full_marks(root, ATTACK_AID)[0] and not results["reference"].flagged
+
+
+@pytest.mark.slow
+def test_no_hidden_test_line_in_any_output(attacked):
+    """Not in an autograded notebook's outputs, not on a feedback page, not even printed 12 characters a line
+    (joined up again here) from the kernel's history."""
+    root, results = attacked
+    source = nbformat.read(source_notebook(ATTACK_AID, root), as_version=4)
+    for student in results:
+        nb = nbformat.read(root / "autograded" / student / ATTACK_AID / f"{ATTACK_AID}.ipynb", as_version=4)
+        printed = "".join(str(o.get("text", "")) + str(o.get("evalue", "")) for c in nb.cells if c.cell_type == "code"
+                          for o in c.get("outputs", []))
+        page = html.unescape((root / "feedback" / student / ATTACK_AID / f"{ATTACK_AID}.html").read_text())
+        for text in (printed, page):
+            for joined in (text, text.replace("\n", "")):
+                leaked = leaked_hidden_lines(joined, source)
+                assert not leaked, f"{student}: hidden test lines shown: {leaked[:3]}"
+    nb = nbformat.read(root / "autograded" / "attack_history" / ATTACK_AID / f"{ATTACK_AID}.ipynb", as_version=4)
+    lines = [[ln for ln in o.text.splitlines() if "truncated" not in ln]  # nbgrader keeps 1,000 lines, says so
+             for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "stream"]
+    chunked = [ls for ls in lines if len(ls) > 3 and max(map(len, ls)) <= attacks.CHUNK]
+    assert chunked, "the history attack printed no cell: is it still an attack?"
+
+
+# ----------------------------------------------------------------------------- the transport
+
+def _cell(source, **nbgrader):
+    c = nbformat.v4.new_code_cell(source)
+    if nbgrader:
+        c.metadata["nbgrader"] = {"schema_version": 3, "locked": False, "points": int(nbgrader["grade"]), **nbgrader}
+    return c
+
+
+SPIN = '''def spin(x):
+    if x == "loop":
+        while True:
+            pass
+    if x == "stubborn":
+        while True:
+            try:
+                while True:
+                    pass
+            except BaseException:
+                pass
+    if x == "die":
+        import os
+        os._exit(1)
+    if x == "print":
+        import sys
+        print("hello")
+        print("careful", file=sys.stderr)
+    return x
+'''
+
+
+@pytest.mark.slow
+def test_a_call_past_its_time_is_stopped_and_the_kernel_serves_again(tmp_path):
+    """A call that loops is interrupted; one that ignores the interrupt, or ends its kernel, costs a restart;
+    the next test cell is judged as usual; an exercise's prints come back as the cell's outputs, in order."""
+    from traitlets.config import Config
+
+    from grading import sandbox
+    from grading.judge.execute import JudgeExecute
+
+    tests = {"loop": 'spin("loop")', "after_loop": "print(spin(2))", "stubborn": 'spin("stubborn")',
+             "after_stubborn": "print(spin(3))", "die": 'spin("die")', "after_die": "print(spin(4))",
+             "print": 'print(spin("print"))'}
+    nb = nbformat.v4.new_notebook(cells=[_cell("import numpy as np"),
+                                         _cell(SPIN, solution=True, grade=False, grade_id="spin")]
+                                  + [_cell(src, solution=False, grade=True, grade_id=gid) for gid, src in tests.items()])
+    (tmp_path / "source").mkdir()
+    nbformat.write(nb, tmp_path / "source" / "n.ipynb")
+    config = Config()
+    config.SandboxedKernelManager.folder = str(tmp_path / "kernel")
+    config.JudgeExecute.source = str(tmp_path / "source")
+    ep = JudgeExecute(config=config, timeout=3, sandbox=sandbox.available()[0], kernel_name="python3")
+    ep.preprocess(nb, {"metadata": {"path": str(tmp_path)}, "nbgrader": {"notebook": "n", "assignment": "n"}})
+    out = {c.metadata["nbgrader"]["grade_id"]: [(o.get("name") or o.get("ename"), o.get("text") or o.get("evalue"))
+                                                for o in c.outputs] for c in nb.cells[2:]}
+    assert out["loop"] == [("CellTimeoutError", "the cell ran longer than 3 s and was stopped")], out["loop"]
+    assert out["after_loop"] == [("stdout", "2\n")]
+    assert out["stubborn"][0][0] == "CellTimeoutError" and "restarted" in out["stubborn"][0][1], out["stubborn"]
+    assert out["after_stubborn"] == [("stdout", "3\n")]
+    assert out["die"][0][0] in ("DeadKernelError", "CellTimeoutError"), out["die"]
+    assert out["after_die"] == [("stdout", "4\n")]
+    assert out["print"] == [("stdout", "hello\n"), ("stderr", "careful\n"), ("stdout", "print\n")], out["print"]
