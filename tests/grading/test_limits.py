@@ -154,8 +154,11 @@ kids = []
 for i in range(6):
     pid = os.fork()
     if pid == 0:
-        try:
-            block = b"x" * (200 << 20)
+        try:  # 200 MiB, 2 MiB every 50 ms: the six grow at 240 MiB/s, so a look the load delays by 0.7 s
+            blocks = []  # still ends them below 6 x 200 MiB (at once, all six could finish inside one look)
+            for _ in range(100):
+                blocks.append(b"x" * (2 << 20))
+                time.sleep(0.05)
             time.sleep(20)
         finally:
             os._exit(0)
