@@ -156,6 +156,7 @@ class Judge:
         self.done = 0
         self.busy = False
         self.sink = None
+        self.standing = {}  # stand-ins swapped into the kernel by `alone`, called back: {negative id: function}
         self._bind()
 
     def _bind(self):
@@ -230,18 +231,21 @@ class Judge:
             if name is not None:
                 return {"fn": name}
             if callable(x) and callbacks is not None:  # a course model too: called back, not sent with its tables
-                cid = len(callbacks)
-                callbacks[cid] = x
-                return {"cb": cid}
+                return {"cb": self._register(callbacks, x)}
             obj = course_object(x, hook)
             if obj is not None:
                 return obj
             if callable(x) and callbacks is not None:
-                cid = len(callbacks)
-                callbacks[cid] = x
-                return {"cb": cid}
+                return {"cb": self._register(callbacks, x)}
             return None
         return hook
+
+    def _register(self, callbacks, fn):
+        """A function the kernel calls back: numbered from 0 for one call's arguments, from -1 down for the
+        stand-ins `alone` swaps in, which stay callable for every call made inside its block."""
+        cid = -len(self.standing) - 1 if callbacks is self.standing else len(callbacks)
+        callbacks[cid] = fn
+        return cid
 
     def _dec(self, callbacks, originals):
         def hook(tag, body):
@@ -251,8 +255,8 @@ class Judge:
                 return resolve(body)
             if tag == "kfn" and type(body) is str:
                 return Proxy(self, body)
-            if tag == "cb" and type(body) is int and body in callbacks:
-                return callbacks[body]
+            if tag == "cb" and type(body) is int and (body in callbacks or body in self.standing):
+                return callbacks[body] if body in callbacks else self.standing[body]
             raise CodecError(f"the kernel sent a {tag!r} the judge does not accept")
         return hook
 
@@ -295,15 +299,16 @@ class Judge:
 
     def _callback(self, msg, callbacks, originals, dec, shared):
         cid = msg.get("cb")
-        if type(cid) is not int or cid not in callbacks:
+        if type(cid) is not int or (cid not in callbacks and cid not in self.standing):
             return {"exc": ["RuntimeError", "RuntimeError", "no such function"]}
+        fn = callbacks[cid] if cid in callbacks else self.standing[cid]
         shared.apply(msg.get("sync"), dec)
         try:
             args = decode(msg.get("args"), dec)
             kwargs = decode(msg.get("kwargs"), dec)
             if type(args) is not list or type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
                 raise CodecError("malformed call")
-            out = callbacks[cid](*args, **kwargs)
+            out = fn(*args, **kwargs)
             answer = {"ok": encode(out, self._hook(None, originals))}
         except Late:
             raise
@@ -323,7 +328,7 @@ class Judge:
         return _Both(self, kernel, isolate.alone(namespace, **stand_ins))
 
     def swap(self, names):
-        hook = self._hook(None, [])
+        hook = self._hook(self.standing, [])  # a stand-in the test wrote is called back from the kernel
         try:
             request = {k: encode(v, hook) for k, v in names.items()}
         except CodecError:
