@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # run from a checkout
 
-from speclab.realruns import PATH, RECIPE, run_all  # noqa: E402
+from speclab.realruns import PATH, RECIPE, run_all
 
 
 def render():
