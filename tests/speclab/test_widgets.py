@@ -12,6 +12,13 @@ import matplotlib.pyplot as plt
 from speclab import widgets
 
 
+@pytest.fixture(autouse=True)
+def no_figures_before():
+    """The tests below check that a widget leaves nothing in pyplot: start from nothing there, whatever a test run
+    earlier in the same worker left (a full run's xdist order left one figure open)."""
+    plt.close("all")
+
+
 def test_redrawing_widget_returns_what_it_drew():
     calls = []
 
