@@ -13,6 +13,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ["JUPYTER_CONFIG_PATH"] = str(REPO / "grading")
 
 from grading.course import assignments  # noqa: E402
+from devtools.xdist_schedule import pytest_xdist_make_scheduler  # noqa: E402,F401  (a worker's crash ends)
 
 AIDS = assignments()
 
