@@ -25,6 +25,7 @@ from pathlib import Path
 
 import nbformat
 import zmq
+from jupyter_client.session import Session
 from jupyter_core.utils import run_sync
 from nbclient.util import run_hook
 from traitlets import Bool, Unicode
@@ -118,6 +119,8 @@ class JudgeExecute(RobustExecute):
             if self._needs_restart:
                 self._needs_restart = False
                 self._restart_and_replay(index)
+            else:
+                self._drain_client()
         for name, text in streams:  # what the kernel printed outside an exercise's call (a thread, a C library)
             append_stream(outputs, name, text)
         return outputs
@@ -156,7 +159,7 @@ class JudgeExecute(RobustExecute):
         link the kernel made to one of the grader's)."""
         inside, outside = self._socket_paths()
         self._poller = zmq.Poller()
-        self._iopub = zmq.Socket(shadow=self.kc.iopub_channel.socket.underlying)
+        self._subscribe()
         self._poller.register(self._iopub, zmq.POLLIN)
         msg_id = _settled(self.kc.execute(f"{BOOT}__speclab_judge__.listen({inside!r})\n", silent=False,
                                             store_history=False, allow_stdin=False, stop_on_error=False))
@@ -166,6 +169,38 @@ class JudgeExecute(RobustExecute):
             raise RuntimeError(f"the judge's agent could not start in the kernel ({self._error})")
         self._channel = Channel(outside)
         self._poller.register(self._channel.fd, zmq.POLLIN)
+
+    def _subscribe(self):
+        """A subscription of the judge's own to the kernel's outputs, in a ZeroMQ context of its own. The
+        client's socket is nbclient's: ZeroMQ sockets are not thread-safe, and pyzmq's asyncio wrapper
+        keeps a reader on it, so polling that socket from here (as a shadow, the first design) shared it
+        with code this class does not run (a worker aborted inside zmq_poll there, once in a CI run)."""
+        # a session of its own: each Session refuses a signature it has seen, and nbclient's sees these too
+        self._session = Session(key=self.kc.session.key, signature_scheme=self.kc.session.signature_scheme)
+        self._context = zmq.Context()
+        self._iopub = self._context.socket(zmq.SUB)
+        self._iopub.linger = 0
+        self._iopub.setsockopt(zmq.SUBSCRIBE, b"")
+        self._iopub.connect(self.kc._make_url("iopub"))
+        # A subscription takes effect some time after connect: what the kernel publishes before is lost to
+        # it (the boot's idle, then a wait of a cell's time). ipykernel 7 welcomes each new subscriber; any
+        # message will do, and a kernel_info request makes one (its busy status) should the welcome be missed.
+        until = time.monotonic() + (self.startup_timeout or 60)
+        while not self._iopub.poll(250):
+            if time.monotonic() > until:
+                raise RuntimeError("the kernel published nothing the judge could subscribe to")
+            if not _settled(self.km.is_alive()):
+                raise Dead("the kernel died as the judge's agent started")
+            self.kc.kernel_info()
+
+    def _drain_client(self):
+        """Read away what the kernel published for the judge's requests from nbclient's own subscription
+        (its queue is bounded, 1,000 messages: past it the kernel drops what the next cell publishes)."""
+        async def drain():
+            channel = self.kc.iopub_channel
+            while await channel.msg_ready():
+                await channel.get_msg(timeout=0)
+        run_sync(drain)()
 
     def _socket_paths(self):
         """The agent's socket as the kernel names it, and as the judge reaches it."""
@@ -179,6 +214,9 @@ class JudgeExecute(RobustExecute):
     def _close(self):
         if self._channel is not None:
             self._channel.close()
+        if self._iopub is not None:
+            self._iopub.close(linger=0)
+            self._context.term()
         self._channel, self._poller, self._iopub, self._serving = None, None, None, None
 
     def _send(self, msg):
@@ -229,7 +267,7 @@ class JudgeExecute(RobustExecute):
         ended = False
         while True:
             try:
-                _, msg = self.kc.session.recv(self._iopub, mode=zmq.NOBLOCK)
+                _, msg = self._session.recv(self._iopub, mode=zmq.NOBLOCK)
             except (zmq.ZMQError, ValueError):
                 return ended
             if msg is None:
