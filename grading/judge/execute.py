@@ -38,12 +38,6 @@ from .judge import STREAM_CAP, Dead, Judge, Late, append_stream, is_test
 
 # Notebooks graded the old way (tests in the kernel), with the reason.
 OPT_OUT = {
-    "08_real_text": "its tests hand the student's functions the course's n-gram models, callable objects holding "
-                    "tables of a whole corpus: sent by value at every call (the first design), the reference "
-                    "submission ran past the submission limit (1,320 s); called back instead (now), it took 500 s against "
-                    "121 s in the kernel and one of its tests ran past the cell timeout; over the agent's socket, "
-                    "with plain lists compared rather than encoded at every crossing, it scores as the old path "
-                    "but takes 328 s against 20 s (devtools/benches/judge.py)",
     "10_real_transformer": "its tests hand the student's functions objects of their own with methods (a target "
                            "that counts its forward passes, a stand-in draft with a stand-in KV cache) whose calls "
                            "change a cache the student's code holds; the codec sends plain data and course objects "

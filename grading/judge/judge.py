@@ -16,7 +16,7 @@ from nbformat.notebooknode import NotebookNode
 from ..cells import grade_id, is_graded, is_solution
 from ..integrity.syntax import free_names
 from . import agent
-from .agent import PLAIN, CodecError, Shared, course_object, decode, encode, resolve
+from .agent import HOLD, PLAIN, CodecError, Shared, course_object, decode, digest, encode, plain_hook, resolve
 
 STREAM_CAP = 100_000  # characters of the kernel's prints kept per call (CapOutput trims further)
 
@@ -157,6 +157,8 @@ class Judge:
         self.busy = False
         self.sink = None
         self.standing = {}  # stand-ins swapped into the kernel by `alone`, called back: {negative id: function}
+        self.held = {}      # large dicts the kernel holds (agent.HOLD): id -> (the dict, its handle, its digest)
+        self.handles = self.holding = 0
         self._bind()
 
     def _bind(self):
@@ -223,6 +225,10 @@ class Judge:
             for i, a in enumerate(originals):
                 if x is a:
                     return {"ref": i}
+            if type(x) is dict and len(x) >= HOLD and callbacks is not None:
+                held = self._hold(x, hook)
+                if held is not None:
+                    return held
             if type(x) in PLAIN or type(x) is np.random.Generator:
                 return None
             if type(x) is Proxy:
@@ -239,6 +245,27 @@ class Judge:
                 return {"cb": self._register(callbacks, x)}
             return None
         return hook
+
+    def _hold(self, x, hook):
+        """{'held': handle} for a large dict the kernel already holds as it is now, else {'keep': [handle, its
+        value]} (sent once, held after), or None if it holds anything but plain data."""
+        now = digest(x)
+        if now is None:
+            return None
+        entry = self.held.get(id(x))
+        self.holding = True
+        if entry is not None and entry[0] is x and entry[2] == now:
+            return {"held": entry[1]}
+        self.handles += 1  # a new number for every dict sent (each kept alive in self.held, so ids stay unique)
+        self.held[id(x)] = (x, self.handles, now)
+        return {"keep": [self.handles, {"dict": [[encode(k, hook), encode(v, hook)] for k, v in x.items()]}]}
+
+    def _shared_hook(self, x):
+        """plain_hook, with a held dict named by its handle (what the kernel lends is not compared)."""
+        entry = self.held.get(id(x))
+        if entry is not None and entry[0] is x:
+            return {"held": entry[1]}
+        return plain_hook(x)
 
     def _register(self, callbacks, fn):
         """A function the kernel calls back: numbered from 0 for one call's arguments, from -1 down for the
@@ -257,13 +284,27 @@ class Judge:
                 return Proxy(self, body)
             if tag == "cb" and type(body) is int and (body in callbacks or body in self.standing):
                 return callbacks[body] if body in callbacks else self.standing[body]
+            if tag == "held" and type(body) is int:
+                for obj, handle, _ in self.held.values():
+                    if handle == body:
+                        return obj
             raise CodecError(f"the kernel sent a {tag!r} the judge does not accept")
         return hook
 
     def call(self, name, args, kwargs):
         if self.busy:
             raise RuntimeError("an exercise called from inside another exercise's callback cannot be graded")
+        out = self._call(name, args, kwargs)
+        if out is _MISSING:  # the kernel was restarted and holds nothing: send everything again, once
+            self.held.clear()
+            out = self._call(name, args, kwargs)
+            if out is _MISSING:
+                raise RuntimeError(f"{name} could not be called in the kernel (it lost what the judge sent)")
+        return out
+
+    def _call(self, name, args, kwargs):
         callbacks = {}
+        self.holding = False  # set by _hold: an argument holds a dict the kernel keeps
         originals = []  # no refs while the arguments are encoded: each is sent by value
         hook = self._hook(callbacks, originals)
         try:
@@ -272,7 +313,10 @@ class Judge:
         except CodecError as e:
             raise TypeError(f"the grader cannot send this argument to {name}: {e}") from None
         originals[:] = list(args) + list(kwargs.values())
-        shared = Shared(originals, enc_args + list(enc_kwargs.values()))
+        known = enc_args + list(enc_kwargs.values())
+        if self.holding:  # the kernel knows what it keeps by its handle, and so does this side
+            known = [encode(a, self._shared_hook) if agent.mutable(a) else j for a, j in zip(originals, known)]
+        shared = Shared(originals, known, self._shared_hook)
         dec = self._dec(callbacks, originals)
 
         def on_callback(msg):
@@ -289,6 +333,8 @@ class Judge:
                 append_stream(self.sink, stream, text)
         if type(done) is not dict:
             raise RuntimeError(f"{name} could not be called in the kernel" + (f" ({error})" if error else ""))
+        if done.get("missing") is True:
+            return _MISSING
         shared.apply(done.get("mut"), dec)
         if "exc" in done:
             _raise(done["exc"])
@@ -338,6 +384,9 @@ class Judge:
 
     def unswap(self):
         self.transport("unswap", None, None)
+
+
+_MISSING = object()
 
 
 class _Both:

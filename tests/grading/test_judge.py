@@ -99,6 +99,53 @@ def test_an_argument_is_sent_again_only_when_it_changed(monkeypatch):
     assert changed["0"][7][3] == -1 and shared.changes() == {}
 
 
+class InProcess:
+    """The agent in this process, every message through JSON as over its socket; `restart` loses what it held."""
+
+    def __init__(self, source):
+        self.ns, self.sizes = {}, []
+        exec(source, self.ns)
+        self.agent = agent.Agent(self.ns)
+
+    def restart(self):
+        self.agent = agent.Agent(self.ns)
+
+    def transport(self, kind, body, on_callback):
+        text = json.dumps(body)
+        self.sizes.append(len(text))
+        return json.loads(json.dumps(self.agent.call(json.loads(text)))), [], None
+
+
+def test_a_large_dict_is_sent_once_and_lent_as_a_fresh_copy():
+    """08's count tables: sent once (`keep`), named by a handle after (`held`), sent again when the judge's dict
+    changed or the kernel restarted; each call gets a copy of its own, whose changes do not come back."""
+    from grading.judge.judge import Judge
+
+    nb = nbformat.v4.new_notebook(cells=[_cell("def total(tables, key):\n    return 0\n", solution=True,
+                                               grade=False, grade_id="total")])
+    kernel = InProcess("import numpy as np\n"
+                       "def total(tables, key):\n"
+                       "    t = tables[-1]\n"
+                       "    s = float(t[key].sum())\n"
+                       "    t[key][:] = -1.0  # a careless function changes its argument\n"
+                       "    t.pop((0, 1), None)\n"
+                       "    return s\n")
+    judge = Judge(nb, kernel.transport)
+    small = {(): np.array([3.0, 1.0])}
+    big = {(i, j): np.array([float(i), float(j)]) for i in range(40) for j in range(40)}
+    assert len(big) >= agent.HOLD
+    assert judge.ns["total"]([small, big], (3, 4)) == 7.0
+    first = kernel.sizes[-1]
+    for key, want in [((3, 4), 7.0), ((0, 1), 1.0), ((39, 39), 78.0)]:
+        assert judge.ns["total"]([small, big], key) == want, "the kernel's copy was changed by an earlier call"
+        assert kernel.sizes[-1] < first / 20, "the held dict was sent again"
+    assert big[(3, 4)].tolist() == [3.0, 4.0] and (0, 1) in big, "a change to a lent copy came back to the judge"
+    big[(5, 5)] = np.array([100.0, 0.0])  # the test's own dict changed: sent again
+    assert judge.ns["total"]([small, big], (5, 5)) == 100.0 and kernel.sizes[-1] > first / 2
+    kernel.restart()  # the kernel holds nothing now: the judge sends it again, and the call is made once
+    assert judge.ns["total"]([small, big], (5, 5)) == 100.0 and kernel.sizes[-2:][0] < first / 20 < kernel.sizes[-1]
+
+
 def test_the_slice_leaves_out_plots_and_widgets():
     nb = nbformat.read(source_notebook("02_acceptance_rule", REPO), as_version=4)
     plan = course_slice(nb, exercises(nb))
