@@ -44,10 +44,6 @@ OPT_OUT = {
                     "121 s in the kernel and one of its tests ran past the cell timeout; over the agent's socket, "
                     "with plain lists compared rather than encoded at every crossing, it scores as the old path "
                     "but takes 328 s against 20 s (devtools/benches/judge.py)",
-    "10_real_transformer": "its tests hand the student's functions objects of their own with methods (a target "
-                           "that counts its forward passes, a stand-in draft with a stand-in KV cache) whose calls "
-                           "change a cache the student's code holds; the codec sends plain data and course objects "
-                           "by state, so test_verify_block and test_confident_draft could not be judged",
 }
 
 JUDGE_OPTED_OUT = "SPECLAB_JUDGE_OPTED_OUT"  # =1: judge these too (to measure them: devtools/benches/judge.py)
