@@ -8,14 +8,16 @@ Values cross by value, as JSON: None, bool, int, float, str, list, and tagged di
 a base numpy array of a numeric or bool dtype (dtype, shape, bytes), a numpy scalar, a numpy Generator
 (PCG64 state), an instance of a course class (its qualified name and plain attributes), a course
 function (its qualified name), an exercise of the kernel (its name), a callback of the judge (an id), an
-argument of the current call handed back (its index), or a large dict lent by handle (`keep` the first
-time, `held` after: see HOLD). `decode` builds only exact types: a float
+object of the judge's used by reference (an id: a Remote here, the judge's very object there), an
+argument of the current call handed back (its index), or a large dict lent by handle (`keep` the
+first time, `held` after: see HOLD). `decode` builds only exact types: a float
 subclass, an ndarray subclass or any object with methods of the student's never comes out of it.
 """
 import base64
 import builtins
 import io
 import json
+import types
 
 import numpy as np
 
@@ -264,6 +266,40 @@ def mutable(x):
     return not callable(x) and course_object(x, None) is not None  # a callable one stays with the judge
 
 
+def _module_of(x):
+    """The module a function, method or class was defined in; an other object's class's."""
+    if isinstance(x, (types.FunctionType, types.MethodType, type)):
+        return getattr(x, "__module__", None)
+    return getattr(type(x), "__module__", None)
+
+
+def ours(x):
+    """Defined by the notebook's cells or a test's (the judge runs them as __main__) or by the course: what
+    may stay in the judge and be used from the kernel through a callback or a Remote, never a library's
+    function or object (a module, os.system, a frame)."""
+    m = _module_of(x)
+    return type(m) is str and (m == "__main__" or m == COURSE or m.startswith(COURSE + "."))
+
+
+def remotable(x):
+    """Can x cross by reference (a Remote in the kernel)? An instance of a plain class of ours that is not
+    callable (a callable is called back instead)."""
+    cls = type(x)
+    return type(cls) is type and not callable(x) and ours(x)
+
+
+def public_methods(x):
+    """The names of x's public methods (plain functions of its class, not shadowed by an attribute of its own):
+    what a Remote calls in one crossing; every other public name is read from the judge."""
+    names = set()
+    for klass in reversed(type(x).__mro__):
+        for k, v in vars(klass).items():
+            if type(k) is str and not k.startswith("_"):
+                (names.add if isinstance(v, types.FunctionType) else names.discard)(k)
+    own = getattr(x, "__dict__", None)
+    return sorted(names - set(own) if isinstance(own, dict) else names)
+
+
 def plain_hook(x):
     """For the state of an argument: course functions by name, course objects by state, nothing else."""
     if type(x) in PLAIN:
@@ -371,11 +407,46 @@ class Callback:
         return self._agent.callback(self._cid, args, kwargs)
 
 
+class Remote:
+    """An object of the judge's used here by reference (an object of a class a test defined, or what one of
+    its methods returns that is not plain data: a KV cache its model made): nothing of it is here. A public
+    attribute read or method call is a callback the judge answers; setting or deleting an attribute is refused
+    (the judge has no message for it either)."""
+
+    __slots__ = ("_agent", "_rid", "_methods")
+
+    def __init__(self, agent, rid, methods):
+        object.__setattr__(self, "_agent", agent)
+        object.__setattr__(self, "_rid", rid)
+        object.__setattr__(self, "_methods", frozenset(methods))
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(f"{name!r}: only the public attributes of the grader's objects can be read")
+        agent, rid = self._agent, self._rid
+        if name in self._methods:
+            def method(*args, **kwargs):
+                return agent.callback(["call", rid, name], args, kwargs)
+            method.__name__ = method.__qualname__ = name
+            return method
+        return agent.callback(["get", rid, name], (), {})
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot set {name!r}: the object is the grader's (read its attributes, call its methods)")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete {name!r}: the object is the grader's")
+
+    def __repr__(self):
+        return f"<the grader's object #{self._rid}>"
+
+
 class Agent:
     """Serves the judge over a Unix socket of its own (listen, then serve once per test cell): a line of JSON
     each way. The judge's lines are {"n": request number, "kind": call/swap/unswap/stop/answer, "body": ...};
     the agent's are {"n": ..., "done": ...} or, while an exercise runs, {"n": ..., "cb": ...} (a callback, whose
-    answer is the judge's next line), each with what the exercise printed since the last one ("out")."""
+    answer is the judge's next line; "cb" is ["get" or "call", id, name] for a Remote's attribute or method),
+    each with what the exercise printed since the last one ("out")."""
 
     def __init__(self, namespace):
         self.ns = namespace
@@ -383,6 +454,7 @@ class Agent:
         self.held, self.lent = {}, {}  # handle -> the dict as received; id(copy lent to this call) -> (copy, handle)
         self.listener = self.conn = self.reader = None
         self.n, self.prints = None, []
+        self.remotes = {}  # the current call's Remotes, by id: the same judge's object is the same stub
 
     # the socket
     def listen(self, path):
@@ -422,6 +494,8 @@ class Agent:
             return None
         if type(x) is Callback:
             return {"cb": x._cid}
+        if type(x) is Remote:
+            return {"rm": x._rid}
         name = _course_name(x)
         if name is not None:
             return {"fn": name}
@@ -449,6 +523,11 @@ class Agent:
             if body not in self.held:
                 raise Missing(f"no value held as {body}")
             return self._lend(body)
+        if tag == "rm" and type(body) is list and len(body) == 2 and type(body[0]) is int \
+                and type(body[1]) is list and all(type(m) is str for m in body[1]):
+            if body[0] not in self.remotes:
+                self.remotes[body[0]] = Remote(self, body[0], body[1])
+            return self.remotes[body[0]]
         raise CodecError(f"cannot receive a {tag!r}")
 
     def _lend(self, handle):
@@ -508,7 +587,7 @@ class Agent:
         """Run one exercise on the judge's arguments: its result (or error) and the arguments it changed."""
         import contextlib
 
-        self.args, self.shared, self.lent = [], None, {}
+        self.args, self.shared, self.lent, self.remotes = [], None, {}, {}
         out = {}
         try:
             raw = req["args"]

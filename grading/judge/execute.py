@@ -36,13 +36,9 @@ from ..grade.kernel import RobustExecute
 from . import agent
 from .judge import STREAM_CAP, Dead, Judge, Late, append_stream, is_test
 
-# Notebooks graded the old way (tests in the kernel), with the reason.
-OPT_OUT = {
-    "10_real_transformer": "its tests hand the student's functions objects of their own with methods (a target "
-                           "that counts its forward passes, a stand-in draft with a stand-in KV cache) whose calls "
-                           "change a cache the student's code holds; the codec sends plain data and course objects "
-                           "by state, so test_verify_block and test_confident_draft could not be judged",
-}
+# Notebooks graded the old way (tests in the kernel), with the reason: none now (08 and 10 were, until
+# large dicts were held by the kernel and a test's own objects crossed by reference; grading/README.md).
+OPT_OUT = {}
 
 JUDGE_OPTED_OUT = "SPECLAB_JUDGE_OPTED_OUT"  # =1: judge these too (to measure them: devtools/benches/judge.py)
 

@@ -8,6 +8,7 @@ gets back the result by value, the arguments the function changed, or the error 
 import ast
 import builtins
 import contextlib
+import itertools
 import os
 
 import numpy as np
@@ -159,6 +160,8 @@ class Judge:
         self.standing = {}  # stand-ins swapped into the kernel by `alone`, called back: {negative id: function}
         self.held = {}      # large dicts the kernel holds (agent.HOLD): id -> (the dict, its handle, its digest)
         self.handles = self.holding = 0
+        self.remotes, self.remote_ids = {}, {}  # the current call's objects the kernel holds by reference
+        self._rids = itertools.count(1)  # never reused: a stub kept from an earlier call names nothing
         self._bind()
 
     def _bind(self):
@@ -243,6 +246,8 @@ class Judge:
                 return obj
             if callable(x) and callbacks is not None:
                 return {"cb": self._register(callbacks, x)}
+            if callbacks is not None and callbacks is not self.standing:
+                return self._by_reference(x)  # a test's own object (10's counting target, stand-in cache)
             return None
         return hook
 
@@ -282,6 +287,8 @@ class Judge:
                 return resolve(body)
             if tag == "kfn" and type(body) is str:
                 return Proxy(self, body)
+            if tag == "rm" and type(body) is int and body in self.remotes:
+                return self.remotes[body]
             if tag == "cb" and type(body) is int and (body in callbacks or body in self.standing):
                 return callbacks[body] if body in callbacks else self.standing[body]
             if tag == "held" and type(body) is int:
@@ -305,6 +312,7 @@ class Judge:
     def _call(self, name, args, kwargs):
         callbacks = {}
         self.holding = False  # set by _hold: an argument holds a dict the kernel keeps
+        self.remotes, self.remote_ids = {}, {}
         originals = []  # no refs while the arguments are encoded: each is sent by value
         hook = self._hook(callbacks, originals)
         try:
@@ -345,6 +353,8 @@ class Judge:
 
     def _callback(self, msg, callbacks, originals, dec, shared):
         cid = msg.get("cb")
+        if type(cid) is list:
+            return self._remote_callback(msg, callbacks, originals, dec, shared)
         if type(cid) is not int or (cid not in callbacks and cid not in self.standing):
             return {"exc": ["RuntimeError", "RuntimeError", "no such function"]}
         fn = callbacks[cid] if cid in callbacks else self.standing[cid]
@@ -356,6 +366,75 @@ class Judge:
                 raise CodecError("malformed call")
             out = fn(*args, **kwargs)
             answer = {"ok": encode(out, self._hook(None, originals))}
+        except Late:
+            raise
+        except BaseException as e:
+            answer = {"exc": agent.error_of(e)}
+        try:
+            answer["sync"] = shared.changes()
+        except CodecError:
+            pass
+        return answer
+
+    # the kernel, by reference
+    def _by_reference(self, x):
+        """{'rm': [id, its public methods]} for an object that stays here and is used from the kernel through a
+        Remote (the same id for the same object during a call), or None if it may not (agent.remotable)."""
+        if not agent.remotable(x):
+            return None
+        rid = self.remote_ids.get(id(x))
+        if rid is None or self.remotes.get(rid) is not x:
+            rid = next(self._rids)
+            self.remotes[rid], self.remote_ids[id(x)] = x, rid  # held, so that its id is not reused
+        return {"rm": [rid, agent.public_methods(x)]}
+
+    def _result_hook(self, callbacks, originals):
+        """How what a remote object's attribute or method gives crosses: plain data by value, an argument of the
+        call as its ref, a function of ours (a bound method too) called back, any other object of ours (a course
+        object included: the KV cache `new_cache` made) by reference; nothing else."""
+        def hook(x):
+            for i, a in enumerate(originals):
+                if x is a:
+                    return {"ref": i}
+            if type(x) in PLAIN or type(x) is np.random.Generator:
+                return None
+            if type(x) is Proxy:
+                return {"kfn": x._name}
+            name = agent._course_name(x)
+            if name is not None:
+                return {"fn": name}
+            if callable(x):
+                return {"cb": self._register(callbacks, x)} if agent.ours(x) else None
+            return self._by_reference(x)
+        return hook
+
+    def _remote_callback(self, msg, callbacks, originals, dec, shared):
+        """The kernel reads a public attribute (['get', id, name]) or calls a public method (['call', id, name])
+        of an object it holds by reference; a name starting with '_' is refused, as is an id not issued for
+        this call."""
+        what = msg.get("cb")
+        if len(what) != 3 or what[0] not in ("get", "call") or type(what[1]) is not int \
+                or what[1] not in self.remotes or type(what[2]) is not str:
+            return {"exc": ["RuntimeError", "RuntimeError", "no such object of the grader's"]}
+        kind, obj, name = what[0], self.remotes[what[1]], what[2]
+        shared.apply(msg.get("sync"), dec)
+        try:
+            if not name.isidentifier() or name.startswith("_"):
+                raise AttributeError(f"{name[:100]!r}: only the public attributes of the grader's objects can be read")
+            if kind == "get":
+                try:
+                    out = getattr(obj, name)
+                except AttributeError:
+                    raise AttributeError(f"the grader's object has no attribute {name!r}") from None
+            else:
+                if name not in agent.public_methods(obj):
+                    raise AttributeError(f"the grader's object has no method {name!r}")
+                args = decode(msg.get("args"), dec)
+                kwargs = decode(msg.get("kwargs"), dec)
+                if type(args) is not list or type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
+                    raise CodecError("malformed call")
+                out = getattr(obj, name)(*args, **kwargs)
+            answer = {"ok": encode(out, self._result_hook(callbacks, originals))}
         except Late:
             raise
         except BaseException as e:
