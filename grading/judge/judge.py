@@ -359,22 +359,11 @@ class Judge:
             return {"exc": ["RuntimeError", "RuntimeError", "no such function"]}
         fn = callbacks[cid] if cid in callbacks else self.standing[cid]
         shared.apply(msg.get("sync"), dec)
-        try:
-            args = decode(msg.get("args"), dec)
-            kwargs = decode(msg.get("kwargs"), dec)
-            if type(args) is not list or type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
-                raise CodecError("malformed call")
-            out = fn(*args, **kwargs)
-            answer = {"ok": encode(out, self._hook(None, originals))}
-        except Late:
-            raise
-        except BaseException as e:
-            answer = {"exc": agent.error_of(e)}
-        try:
-            answer["sync"] = shared.changes()
-        except CodecError:
-            pass
-        return answer
+
+        def run():
+            args, kwargs = _call_of(msg, dec)
+            return fn(*args, **kwargs)
+        return _answer(run, self._hook(None, originals), shared)
 
     # the kernel, by reference
     def _by_reference(self, x):
@@ -418,32 +407,20 @@ class Judge:
             return {"exc": ["RuntimeError", "RuntimeError", "no such object of the grader's"]}
         kind, obj, name = what[0], self.remotes[what[1]], what[2]
         shared.apply(msg.get("sync"), dec)
-        try:
+
+        def run():
             if not name.isidentifier() or name.startswith("_"):
                 raise AttributeError(f"{name[:100]!r}: only the public attributes of the grader's objects can be read")
             if kind == "get":
                 try:
-                    out = getattr(obj, name)
+                    return getattr(obj, name)
                 except AttributeError:
                     raise AttributeError(f"the grader's object has no attribute {name!r}") from None
-            else:
-                if name not in agent.public_methods(obj):
-                    raise AttributeError(f"the grader's object has no method {name!r}")
-                args = decode(msg.get("args"), dec)
-                kwargs = decode(msg.get("kwargs"), dec)
-                if type(args) is not list or type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
-                    raise CodecError("malformed call")
-                out = getattr(obj, name)(*args, **kwargs)
-            answer = {"ok": encode(out, self._result_hook(callbacks, originals))}
-        except Late:
-            raise
-        except BaseException as e:
-            answer = {"exc": agent.error_of(e)}
-        try:
-            answer["sync"] = shared.changes()
-        except CodecError:
-            pass
-        return answer
+            if name not in agent.public_methods(obj):
+                raise AttributeError(f"the grader's object has no method {name!r}")
+            args, kwargs = _call_of(msg, dec)
+            return getattr(obj, name)(*args, **kwargs)
+        return _answer(run, self._result_hook(callbacks, originals), shared)
 
     def alone(self, namespace, **stand_ins):
         """speclab.isolate.alone, in the kernel too: the student's later exercise calls the stand-ins."""
@@ -466,6 +443,30 @@ class Judge:
 
 
 _MISSING = object()
+
+
+def _call_of(msg, dec):
+    """The arguments of a call the kernel asks the judge to make: (list, dict of str keys), or CodecError."""
+    args, kwargs = decode(msg.get("args"), dec), decode(msg.get("kwargs"), dec)
+    if type(args) is not list or type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
+        raise CodecError("malformed call")
+    return args, kwargs
+
+
+def _answer(run, hook, shared):
+    """The judge's answer to a callback: run()'s result encoded with hook, or the error it raised (Late goes
+    on: the cell stops), with the arguments' changes since the last crossing."""
+    try:
+        answer = {"ok": encode(run(), hook)}
+    except Late:
+        raise
+    except BaseException as e:
+        answer = {"exc": agent.error_of(e)}
+    try:
+        answer["sync"] = shared.changes()
+    except CodecError:
+        pass
+    return answer
 
 
 class _Both:
