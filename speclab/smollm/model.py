@@ -1,0 +1,166 @@
+"""SmolLM2-135M's forward pass in NumPy (Llama architecture), float32, with a KV cache.
+
+One call takes T new tokens and returns their next-token logits; the cache holds every earlier
+position's keys and values, so decoding one token and verifying k + 1 drafted ones are the same call.
+Weights are stored (in, out): `x @ W`. Two ways to apply a weight matrix to T rows (`looped`):
+  naive   x @ W, one BLAS call. For T >= 2 OpenBLAS switches from a matrix-vector product to a matrix
+          multiply that first repacks the whole matrix: 2-9 rows cost about 3x one row.
+  looped  one matrix-vector product per row. The first row reads W from memory, the next ones find it
+          in cache: this is the kernel that makes "k + 1 tokens for about the price of one" true here.
+Rotary embeddings rotate ADJACENT pairs (0, 1), (2, 3), ...: llama.cpp's converter permuted the rows of
+Q and K into that order, so the rotate-half form (pairs i, i + 64/2) is wrong on these weights.
+"""
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Config:
+    n_layers: int = 30
+    d_model: int = 576
+    n_heads: int = 9
+    n_kv_heads: int = 3
+    head_dim: int = 64
+    d_ff: int = 1536
+    vocab: int = 49152
+    rope_base: float = 1e5
+    eps: float = 1e-5
+
+    @classmethod
+    def from_dict(cls, d):
+        return cls(**{f.name: d[f.name] for f in fields(cls)})
+
+
+class KVCache:
+    """Keys and values of the positions seen so far, per layer: (n_kv_heads, capacity, head_dim) each.
+    Rolling back a rejected draft is `truncate(n)`: the positions past n are simply overwritten later."""
+
+    def __init__(self, config, capacity=256):
+        self.config, self.length = config, 0
+        shape = (config.n_layers, 2, config.n_kv_heads, capacity, config.head_dim)
+        self.kv = np.zeros(shape, dtype=np.float32)
+
+    @property
+    def capacity(self):
+        return self.kv.shape[3]
+
+    def reserve(self, n):
+        if n > self.capacity:
+            grown = np.zeros(self.kv.shape[:3] + (max(n, 2 * self.capacity),) + self.kv.shape[4:], np.float32)
+            grown[:, :, :, :self.length] = self.kv[:, :, :, :self.length]
+            self.kv = grown
+
+    def truncate(self, n):
+        """Forget every position from n on (a rejected draft's keys and values)."""
+        if not 0 <= n <= self.length:
+            raise ValueError(f"cannot truncate a cache of {self.length} positions to {n}")
+        self.length = n
+
+    def copy(self):
+        other = KVCache.__new__(KVCache)
+        other.config, other.length, other.kv = self.config, self.length, self.kv.copy()
+        return other
+
+
+def rms_norm(x, weight, eps):
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * weight
+
+
+def silu(x):
+    return x / (1 + np.exp(-x))
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def apply(x, W, looped):
+    """x (T, in) @ W (in, out): one BLAS matrix multiply, or one matrix-vector product per row."""
+    if not looped or len(x) == 1:
+        return x @ W
+    out = np.empty((len(x), W.shape[1]), dtype=np.float32)
+    for i, row in enumerate(x):
+        np.matmul(row, W, out=out[i])
+    return out
+
+
+class Model:
+    """The Llama forward over `weights` ({name: array} in the cache's layout; see cache.py)."""
+
+    def __init__(self, config, weights):
+        self.config, self.w = config, weights
+        for f in fields(config):
+            setattr(self, f.name, getattr(config, f.name))
+        self.bytes_per_token = sum(a.nbytes for a in weights.values())  # the head reads all of token_embd
+        i = np.arange(self.head_dim // 2)
+        self.inv_freq = (self.rope_base ** (-2 * i / self.head_dim)).astype(np.float32)
+
+    def new_cache(self, capacity=256):
+        return KVCache(self.config, capacity)
+
+    def rope(self, x, pos):
+        """Rotate each adjacent pair (2i, 2i + 1) of every head by pos * base^(-2i / head_dim).
+        x: (T, heads, head_dim); pos: (T,)."""
+        angle = pos[:, None, None] * self.inv_freq  # (T, 1, head_dim / 2)
+        cos, sin = np.cos(angle).astype(np.float32), np.sin(angle).astype(np.float32)
+        even, odd = x[..., 0::2], x[..., 1::2]
+        out = np.empty_like(x)
+        out[..., 0::2] = even * cos - odd * sin
+        out[..., 1::2] = even * sin + odd * cos
+        return out
+
+    def attention(self, q, keys, values, start):
+        """Causal attention of T queries at positions start.. over the cache's first start + T positions.
+        Query heads share key/value heads in consecutive groups (grouped-query attention)."""
+        T, H, hd = q.shape
+        g = H // self.n_kv_heads
+        q = q.reshape(T, self.n_kv_heads, g, hd).transpose(1, 2, 0, 3)  # (kv_heads, g, T, hd)
+        scores = q @ keys[:, None].swapaxes(-1, -2) / np.sqrt(hd)      # (kv_heads, g, T, S)
+        S = keys.shape[1]
+        future = np.arange(S)[None, :] > (start + np.arange(T))[:, None]
+        scores = np.where(future, -np.inf, scores)
+        out = softmax(scores) @ values[:, None]                         # (kv_heads, g, T, hd)
+        return out.transpose(2, 0, 1, 3).reshape(T, H * hd)
+
+    def block(self, layer, x, cache, start, looped):
+        w, p = self.w, f"blk.{layer}."
+        T, pos = len(x), start + np.arange(len(x))
+        h = rms_norm(x, w[p + "attn_norm"], self.eps)
+        q = self.rope(apply(h, w[p + "attn_q"], looped).reshape(T, self.n_heads, self.head_dim), pos)
+        k = self.rope(apply(h, w[p + "attn_k"], looped).reshape(T, self.n_kv_heads, self.head_dim), pos)
+        v = apply(h, w[p + "attn_v"], looped).reshape(T, self.n_kv_heads, self.head_dim)
+        kv = cache.kv[layer]
+        kv[0, :, start:start + T] = k.transpose(1, 0, 2)
+        kv[1, :, start:start + T] = v.transpose(1, 0, 2)
+        att = self.attention(q, kv[0, :, :start + T], kv[1, :, :start + T], start)
+        x = x + apply(att, w[p + "attn_output"], looped)
+        h = rms_norm(x, w[p + "ffn_norm"], self.eps)
+        gate_up = silu(apply(h, w[p + "ffn_gate"], looped)) * apply(h, w[p + "ffn_up"], looped)
+        return x + apply(gate_up, w[p + "ffn_down"], looped)
+
+    def forward(self, tokens, cache, looped=True):
+        """Logits (T, vocab) float32 after each of `tokens`, which extend the cache by T positions."""
+        tokens = np.asarray(tokens, dtype=np.int64).reshape(-1)
+        start = cache.length
+        cache.reserve(start + len(tokens))
+        x = np.asarray(self.w["token_embd"][tokens], dtype=np.float32)
+        for layer in range(self.n_layers):
+            x = self.block(layer, x, cache, start, looped)
+        cache.length = start + len(tokens)
+        x = rms_norm(x, self.w["output_norm"], self.eps)
+        return apply(x, self.w["token_embd"].T, looped)  # tied embeddings: the head is the lookup's transpose
+
+    def greedy(self, prompt_ids, n, cache=None, stop=None):
+        """n tokens, each the argmax after the previous ones (ending early after `stop`, if given).
+        With a cache, only the prompt's tokens that it does not hold yet are fed."""
+        cache = self.new_cache() if cache is None else cache
+        logits = self.forward(list(prompt_ids)[cache.length:], cache)
+        out = []
+        for _ in range(n):
+            out.append(int(np.argmax(logits[-1])))
+            if out[-1] == stop or len(out) == n:
+                break
+            logits = self.forward(out[-1:], cache)
+        return out
