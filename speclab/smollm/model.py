@@ -154,8 +154,10 @@ class Model:
 
     def greedy(self, prompt_ids, n, cache=None, stop=None):
         """n tokens, each the argmax after the previous ones (ending early after `stop`, if given).
-        With a cache, only the prompt's tokens that it does not hold yet are fed."""
+        A cache must hold a prefix of the prompt: only the tokens past it are fed (at least the last one,
+        whose logits give the first token)."""
         cache = self.new_cache() if cache is None else cache
+        cache.truncate(min(cache.length, len(prompt_ids) - 1))
         logits = self.forward(list(prompt_ids)[cache.length:], cache)
         out = []
         for _ in range(n):
