@@ -68,7 +68,7 @@ def rms_norm(x, weight, eps):
 
 
 def silu(x):
-    return x / (1 + np.exp(-x))
+    return x * 0.5 * (1 + np.tanh(0.5 * x))  # x * sigmoid(x), without exp's overflow for large -x
 
 
 def softmax(x):

@@ -14,6 +14,7 @@ from threadpoolctl import threadpool_limits
 from speclab.datafiles import DATA
 from speclab.smollm import Config, Model, cache, load_model, load_tokenizer
 from speclab.smollm.model import apply
+from speclab.smollm.tokenizer import PIECE
 
 TINY = Config(n_layers=2, d_model=32, n_heads=4, n_kv_heads=2, head_dim=8, d_ff=48, vocab=61, rope_base=1e4,
               eps=1e-5)
@@ -88,6 +89,8 @@ def test_truncate_then_forward_equals_a_fresh_forward(tiny):
     after_rollback = tiny.forward(accepted, c)
     fresh = tiny.forward(prompt + accepted, tiny.new_cache())[len(prompt):]
     assert close(after_rollback, fresh)
+    c.truncate(2)
+    tiny.forward([7, 7, 7], c)  # overwrites positions 2-4, which the copy still holds
     assert kept.length == len(prompt) and close(tiny.forward(accepted, kept), fresh), "copy() shares state"
     with pytest.raises(ValueError):
         c.truncate(c.length + 1)
@@ -193,6 +196,12 @@ def test_encode_then_decode_is_the_identity(tok, text):
     assert tok.decode(tok.encode(text)) == text
 
 
+def test_pieces_follow_gpt2s_pattern():
+    """A space stays with the word after it; a run of whitespace gives its last space to that word."""
+    assert PIECE.findall("it's  a\n\n  test_x, 42!") == [
+        "it", "'s", " ", " a", "\n\n ", " test", "_", "x", ",", " ", "4", "2", "!"]
+
+
 def test_digits_are_split_one_by_one(tok):
     assert [tok.decode([i]) for i in tok.encode(" 2026")] == [" ", "2", "0", "2", "6"]
 
@@ -239,7 +248,7 @@ def test_a_fluent_greedy_answer(smol, tok):
 
 
 def test_the_config_and_size_are_smollm2_135ms():
-    config, weights, _ = cache.load()
+    config, weights = cache.load()
     assert config["eps"] == pytest.approx(1e-5, rel=1e-6)  # stored as float32 in the GGUF
     assert Config.from_dict({**config, "eps": 1e-5}) == Config()
     n_params = sum(w.size for w in weights.values())
