@@ -117,7 +117,8 @@ class Model:
         T, H, hd = q.shape
         g = H // self.n_kv_heads
         q = q.reshape(T, self.n_kv_heads, g, hd).transpose(1, 2, 0, 3)  # (kv_heads, g, T, hd)
-        scores = q @ keys[:, None].swapaxes(-1, -2) / np.sqrt(hd)      # (kv_heads, g, T, S)
+        scores = q @ keys[:, None].swapaxes(-1, -2) * hd ** -0.5       # (kv_heads, g, T, S); a Python float
+        # keeps float32 (np.sqrt(hd) is a float64 scalar, which promotes: 10x slower, the head cast to float64)
         S = keys.shape[1]
         future = np.arange(S)[None, :] > (start + np.arange(T))[:, None]
         scores = np.where(future, -np.inf, scores)

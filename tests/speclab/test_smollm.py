@@ -72,6 +72,16 @@ def test_looped_verify_equals_naive(tiny):
     assert close(tiny.forward(tokens, c1, looped=True), tiny.forward(tokens, c2, looped=False))
 
 
+@pytest.mark.parametrize("looped", [True, False])
+@pytest.mark.parametrize("n", [1, 3])
+def test_everything_stays_float32(tiny, looped, n):
+    """A float64 scalar anywhere promotes the activations, and x @ W then copies W to float64 (10x slower)."""
+    c = tiny.new_cache()
+    tiny.forward([3, 1, 4], c, looped=looped)
+    logits = tiny.forward([5, 9, 2][:n], c, looped=looped)
+    assert logits.dtype == np.float32 and c.kv.dtype == np.float32
+
+
 def test_apply_looped_is_one_matrix_vector_product_per_row():
     rng = np.random.default_rng(1)
     x, W = rng.normal(size=(5, 7)).astype(np.float32), rng.normal(size=(7, 3)).astype(np.float32)
