@@ -20,9 +20,11 @@ Modules, one concern each:
   realruns     08's k-sweep runs with three more seeds, run ahead of time and stored (data/)
   candidates   several candidates per position: exact samplers, the shortcut, exact enumeration (09)
   trees        token trees: shapes, tree attention masks, value per pass, price on 07's roofline (09)
-  transformer  a decoder-only transformer in NumPy with a KV cache, and the shipped models (10)
-  realspec     speculative decoding of those models: one-pass verify, rollback, self-drafting,
-               adaptive k, timing (10)
+  smollm       SmolLM2-135M-Instruct in NumPy: loader, tokenizer, Llama forward with a KV cache (10)
+  tinyllama    a tiny random Llama with smollm's interface: the stand-in graded tests hand exercises (10)
+  specloop     speculative decoding of a Llama with a KV cache: the loop, rollback, prompt lookup,
+               early exit, replayed rounds, the CPU clock (10)
+  kneserney    a character Kneser-Ney n-gram: the baseline a neural model must beat (10)
   timeline     plain vs speculative schedules drawn on one time axis
   style        colours and figure habits shared by every notebook
   widgets      small builders for sliders that change a figure (live: built once, moved in place)

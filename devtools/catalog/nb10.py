@@ -3,289 +3,209 @@ from devtools.catalog import edit
 
 AID = "10_real_transformer"
 
+_HEADER_B = "# Helpers you may call: verify_block, softmax, without, sample_from\n"
+
 CATALOG = {
     "verify_block": {
         "wrong": {
-            "returns logits (target.forward), not distributions": ("""
-# Helpers you may call: none
-def verify_block(target, cache, fresh, drafted):
-    rows = target.forward(list(fresh) + list(drafted), cache)
-    return rows[len(fresh) - 1:]
-""", "each row is a probability distribution"),
-            "returns every row of the forward, the fresh tokens' too": ("""
-# Helpers you may call: none
-def verify_block(target, cache, fresh, drafted):
-    return target.probs(list(fresh) + list(drafted), cache)
-""", "return k + 1 rows"),
-            "returns the drafts' k rows, missing the one after the text": ("""
-# Helpers you may call: none
-def verify_block(target, cache, fresh, drafted):
-    rows = target.probs(list(fresh) + list(drafted), cache)
-    return rows[len(fresh):]
-""", "return k + 1 rows"),
-            "k + 1 separate forwards (right numbers, not one pass)": ("""
-# Helpers you may call: none
-def verify_block(target, cache, fresh, drafted):
-    rows = [target.probs(list(fresh), cache)[-1]]
-    for x in drafted:
-        rows.append(target.probs([x], cache)[0])
-    return np.array(rows)
-""", "ONE call"),
-            "feeds only the drafts (the fresh tokens never reach the cache)": """
-# Helpers you may call: none
-def verify_block(target, cache, fresh, drafted):
-    return target.probs(list(drafted), cache)
-""",
-            "feeds only the last fresh token (a prefill of several is lost)": ("""
-# Helpers you may call: none
-def verify_block(target, cache, fresh, drafted):
-    return target.probs([fresh[-1]] + list(drafted), cache)
-""", "the cache ends holding the text and the drafts"),
-            "the rows shifted by one (after each draft, and one beyond)": """
-# Helpers you may call: none
-def verify_block(target, cache, fresh, drafted):
-    rows = target.probs(list(fresh) + list(drafted), cache)
-    return np.vstack([rows[len(fresh):], rows[-1:]])
-""",
+            "returns every row of the forward, the fresh tokens' too": (
+                edit("return rows[len(fresh) - 1:]", "return rows"), "return k + 1 rows"),
+            "returns the drafts' k rows, missing the one after the text": (
+                edit("return rows[len(fresh) - 1:]", "return rows[len(fresh):]"), "return k + 1 rows"),
+            "k + 1 separate forwards (right numbers, not one pass)": (edit(
+                ("rows = target.forward(list(fresh) + list(drafted), cache)", "rows = [target.forward(list(fresh), cache)[-1]]\n"
+                 "for x in drafted:\n    rows.append(target.forward([x], cache)[0])"),
+                ("return rows[len(fresh) - 1:]", "return np.array(rows)")), "ONE call"),
+            "feeds only the drafts (the fresh tokens never reach the cache)": edit(
+                ("rows = target.forward(list(fresh) + list(drafted), cache)", "rows = target.forward(list(drafted) or [0], cache)"),
+                ("return rows[len(fresh) - 1:]", "return rows")),
+            "feeds only the last fresh token (a prefill of several is lost)": (edit(
+                ("rows = target.forward(list(fresh) + list(drafted), cache)", "rows = target.forward([fresh[-1]] + list(drafted), cache)"),
+                ("return rows[len(fresh) - 1:]", "return rows")), "the cache ends holding the text and the drafts"),
+            "the rows shifted by one (after each draft, and one beyond)": edit(
+                "return rows[len(fresh) - 1:]", "return np.vstack([rows[len(fresh):], rows[-1:]])"),
+            "probabilities instead of logits": edit(
+                "return rows[len(fresh) - 1:]", "z = np.exp(rows - rows.max(axis=1, keepdims=True))\n"
+                "return (z / z.sum(axis=1, keepdims=True))[len(fresh) - 1:]"),
         },
         "right": {
-            "forward plus a softmax of its own, counted from the end": """
-# Helpers you may call: none
-def verify_block(target, cache, fresh, drafted):
-    logits = target.forward(list(fresh) + list(drafted), cache).astype(float)
-    z = np.exp(logits - logits.max(axis=1, keepdims=True))
-    probs = z / z.sum(axis=1, keepdims=True)
-    return probs[-(len(drafted) + 1):]
-""",
-            "a concatenated array and an explicit index list": """
-# Helpers you may call: none
-def verify_block(target, cache, fresh, drafted):
-    tokens = np.concatenate([np.asarray(fresh, dtype=int), np.asarray(drafted, dtype=int)])
-    rows = target.probs(tokens, cache)
-    return rows[[len(fresh) - 1 + i for i in range(len(drafted) + 1)]]
-""",
+            "counted from the end": edit("return rows[len(fresh) - 1:]", "return rows[-(len(drafted) + 1):]"),
+            "naive kernel (the same numbers up to rounding)": edit(
+                "rows = target.forward(list(fresh) + list(drafted), cache)",
+                "rows = target.forward(list(fresh) + list(drafted), cache, looped=False)"),
+            "a concatenated array": edit("rows = target.forward(list(fresh) + list(drafted), cache)",
+                                         "rows = np.asarray(target.forward(np.concatenate([fresh, drafted]).astype(int).tolist(), cache))"),
         },
         "delegate": {
             "the course's verify_block, imported under another name": """
 # Helpers you may call: none
-from speclab.realspec import verify_block as one_pass
+from speclab.specloop import verify_block as one_pass
 def verify_block(target, cache, fresh, drafted):
     return one_pass(target, cache, fresh, drafted)
 """,
             "through the module attribute": """
 # Helpers you may call: none
 def verify_block(target, cache, fresh, drafted):
-    return realspec.verify_block(target, cache, fresh, drafted)
+    return sl.verify_block(target, cache, fresh, drafted)
 """,
         },
     },
     "speculative_generate": {
         "wrong": {
-            "forgets the target's rollback": edit("target_cache.truncate(target_cache.length - len(drafted) + kept)", ""),
-            "forgets the draft's rollback": edit("draft_cache.truncate(min(draft_cache.length, len(context) + kept))", ""),
-            "keeps the rejected draft in the target's cache (off by one)": edit("target_cache.truncate(target_cache.length - len(drafted) + kept)", "target_cache.truncate(min(target_cache.length, target_cache.length - len(drafted) + kept + 1))"),
-            "cuts the target's cache one token too far": edit("target_cache.truncate(target_cache.length - len(drafted) + kept)", "target_cache.truncate(target_cache.length - len(drafted) + kept - 1)"),
-            "greedy acceptance: keep x iff it is the target's argmax": edit("if rng.random() < p[i][x] / q[i][x]:", "if x == int(np.argmax(p[i])):"),
-            "p/q inverted": edit("if rng.random() < p[i][x] / q[i][x]:", "if rng.random() < q[i][x] / p[i][x]:"),
-            "resamples from p on rejection, not the residual": edit("emitted.append(int(sample_from(residual(p[i], q[i]), rng.random())))", "emitted.append(int(sample_from(p[i], rng.random())))"),
-            "resamples from q on rejection": edit("emitted.append(int(sample_from(residual(p[i], q[i]), rng.random())))", "emitted.append(int(sample_from(q[i], rng.random())))"),
-            "bonus token missing": edit("emitted.append(int(sample_from(p[k], rng.random())))", "pass"),
-            "bonus token drawn from the draft": edit("emitted.append(int(sample_from(p[k], rng.random())))", "emitted.append(int(sample_from(q[k - 1], rng.random())))"),
-            "bonus from the distribution before the last draft": edit("emitted.append(int(sample_from(p[k], rng.random())))", "emitted.append(int(sample_from(p[k - 1], rng.random())))"),
-            "feeds every emitted token again (the kept drafts twice)": edit("fresh = emitted[-1:]", "fresh = list(emitted)"),
-            "returns every token of the last round, not the first n": (edit("return context[len(prompt):len(prompt) + n]", "return context[len(prompt):]"),
-                                                                       "return exactly n tokens"),
-            "rebuilds both caches from scratch every round (right tokens, no cache reused)": (edit(
-                ("drafted, q = draft_block(draft, draft_cache, context, k, rng)",
-                 "target_cache, draft_cache = target.new_cache(), draft.new_cache()\n"
-                 "drafted, q = draft_block(draft, draft_cache, context, k, rng)"),
-                ("p = verify_block(target, target_cache, fresh, drafted)", "p = verify_block(target, target_cache, context, drafted)")),
-                "recomputed"),
+            "no rollback (the stale cache)": (edit("cache.truncate(len(context) + len(emitted) - 1)", ""),
+                                              "greedy speculative decoding must give plain greedy"),
+            "rolls back one token too few (keeps the first rejected draft)": edit(
+                "cache.truncate(len(context) + len(emitted) - 1)", "cache.truncate(min(cache.length, len(context) + len(emitted)))"),
+            "feeds the whole emitted block again next round": edit(
+                ("cache.truncate(len(context) + len(emitted) - 1)", "cache.truncate(len(context))"),
+                ("fresh = emitted[-1:]", "fresh = emitted")),
+            "accepts with min(1, p) of the argmax, not p[x]": edit(
+                "if rng.random() < p[x]:", "if rng.random() < p.max():"),
+            "on rejection samples p itself (x not removed)": edit(
+                "emitted.append(int(sample_from(without(p, x), rng.random())))", "emitted.append(int(sample_from(p, rng.random())))"),
+            "no extra token after all drafts are kept": edit(
+                "emitted.append(int(np.argmax(last)) if rng is None else int(sample_from(softmax(last), rng.random())))",
+                "emitted.append(int(drafted[-1]) if drafted else int(np.argmax(last)))"),
+            "rebuilds the cache every round": edit(
+                "rows = verify_block(target, cache, fresh, drafted)",
+                "cache = target.new_cache()\nrows = verify_block(target, cache, context, drafted)"),
+            "returns numpy integers": (edit("return context[len(prompt):len(prompt) + n]",
+                                            "return list(np.array(context[len(prompt):len(prompt) + n]))"), "plain Python ints"),
+            "keeps the surplus of the last round": (edit("return context[len(prompt):len(prompt) + n]",
+                                                         "return context[len(prompt):]"), "exactly n tokens"),
+            "greedy keeps a draft the target ranks second": edit(
+                "if emitted[-1] != x:", "if x not in np.argsort(rows[i])[-2:]:"),
         },
         "right": {
-            "u * q < p, and the rollback as an absolute length": edit(
-                ("if rng.random() < p[i][x] / q[i][x]:", "if rng.random() * q[i][x] < p[i][x]:"),
-                ("target_cache.truncate(target_cache.length - len(drafted) + kept)", "target_cache.truncate(len(context) + kept)")),
-            "accept with min(1, p/q) and u <= it": edit("if rng.random() < p[i][x] / q[i][x]:", "if rng.random() <= min(1.0, p[i][x] / q[i][x]):"),
+            "truncate counted from the cache's length": edit(
+                "cache.truncate(len(context) + len(emitted) - 1)",
+                "cache.truncate(cache.length - len(drafted) + len(emitted) - 1)"),
+            "a softmax of its own in float64": edit(
+                "p = softmax(rows[i])", "z = np.exp(rows[i].astype(float) - rows[i].max())\np = z / z.sum()"),
         },
         "delegate": {
             "the course's loop under another name": """
-# Helpers you may call: draft_block, verify_block, sample_from, residual
-from speclab.realspec import speculative_generate as loop
-def speculative_generate(target, draft, prompt, n, k, rng):
-    return loop(target, draft, prompt, n, k, rng)
+# Helpers you may call: verify_block, softmax, without, sample_from
+from speclab.specloop import speculative_generate as loop
+def speculative_generate(target, prompt, n, k, draft, rng=None):
+    return loop(target, prompt, n, k, draft, rng)
 """,
             "through the module attribute": """
-# Helpers you may call: draft_block, verify_block, sample_from, residual
-def speculative_generate(target, draft, prompt, n, k, rng):
-    return realspec.speculative_generate(target, draft, prompt, n, k, rng)
+# Helpers you may call: verify_block, softmax, without, sample_from
+def speculative_generate(target, prompt, n, k, draft, rng=None):
+    return sl.speculative_generate(target, prompt, n, k, draft, rng)
 """,
         },
     },
-    "confident_draft": {
+    "prompt_lookup": {
         "wrong": {
-            "decides on the largest probability of q, not on the token drafted": (edit(
-                "if len(drafted) == k_max or q[x] < threshold:",
-                "if len(drafted) == k_max or q.max() < threshold:"), "the drafted token's own probability"),
-            "stops when q[x] equals the threshold too (<= instead of <)": (edit(
-                "if len(drafted) == k_max or q[x] < threshold:",
-                "if len(drafted) == k_max or q[x] <= threshold:"), "does not stop"),
-            "drops the unsure token instead of drafting it (and may draft nothing)": ("""
-# Helpers you may call: sample_from
-def confident_draft(draft, cache, context, k_max, threshold, rng):
-    q = draft.probs(context[cache.length:], cache)[-1]
-    drafted, rows = [], []
-    while len(drafted) < k_max:
-        x = int(sample_from(q, rng.random()))
-        if q[x] < threshold:
-            break
-        drafted.append(x)
-        rows.append(q)
-        q = draft.probs([x], cache)[0]
-    return drafted, np.array(rows)
-""", "it is drafted, and then drafting stops"),
-            "ignores the threshold: always k_max tokens": edit("if len(drafted) == k_max or q[x] < threshold:", "if len(drafted) == k_max:"),
-            "feeds the draft the whole context, whatever its cache holds": (edit(
-                "q = draft.probs(context[cache.length:], cache)[-1]",
-                "q = draft.probs(list(context), cache)[-1]"), "context[cache.length:]"),
-            "feeds the last drafted token to the draft too": (edit(
-                ("rows.append(q)", "rows.append(q)\nnxt = draft.probs([x], cache)[0]"),
-                ("q = draft.probs([x], cache)[0]", "q = nxt")), "drafted[:-1]"),
-            "returns the distribution after each drafted token, not the one it was drawn from": (edit(
-                ("rows.append(q)", ""),
-                ("return drafted, np.array(rows)", "rows.append(q)\nreturn drafted, np.array(rows)"),
-                ("q = draft.probs([x], cache)[0]", "q = draft.probs([x], cache)[0]\nrows.append(q)")), "row by row"),
+            "the earliest occurrence, not the latest": edit(
+                "for start in range(len(context) - n - 1, -1, -1):", "for start in range(0, len(context) - n):"),
+            "shortest n-gram first": edit("for n in range(min(max_ngram, len(context) - 1), 0, -1):",
+                                          "for n in range(1, min(max_ngram, len(context) - 1) + 1):"),
+            "matches the tail against itself": edit("for start in range(len(context) - n - 1, -1, -1):",
+                                                    "for start in range(len(context) - n, -1, -1):"),
+            "returns the matched n-gram too": edit("return context[start + n:start + n + k]", "return context[start:start + n + k]"),
+            "always k tokens, padding with the last": edit(
+                "return context[start + n:start + n + k]",
+                "out = context[start + n:start + n + k]\nreturn out + out[-1:] * (k - len(out))"),
+            "only the 1-gram": edit("for n in range(min(max_ngram, len(context) - 1), 0, -1):", "for n in [1]:"),
         },
         "right": {
-            "a for loop over k_max, stopping test written as not >=": """
-# Helpers you may call: sample_from
-def confident_draft(draft, cache, context, k_max, threshold, rng):
-    drafted, q = [], []
-    dist = draft.probs(context[cache.length:], cache)[-1]
-    for j in range(k_max):
-        x = sample_from(dist, rng.random())
-        drafted.append(int(x))
-        q.append(dist)
-        if not dist[x] >= threshold or j == k_max - 1:
-            break
-        dist = draft.probs([int(x)], cache)[0]
-    return drafted, np.stack(q)
+            "string search over a joined form": """
+# Helpers you may call: none
+def prompt_lookup(context, k, max_ngram=3):
+    ctx = [int(t) for t in context]
+    for n in range(min(max_ngram, len(ctx) - 1), 0, -1):
+        hits = [s for s in range(len(ctx) - n) if ctx[s:s + n] == ctx[-n:]]
+        if hits:
+            return ctx[hits[-1] + n:hits[-1] + n + k]
+    return []
 """,
         },
         "delegate": {
-            "the course's drafter": """
-# Helpers you may call: sample_from
-def confident_draft(draft, cache, context, k_max, threshold, rng):
-    return realspec.confident_draft(draft, cache, context, k_max, threshold, rng)
-""",
-            "the course's block factory": """
-# Helpers you may call: sample_from
-from speclab.realspec import confident_block as _block
-def confident_draft(draft, cache, context, k_max, threshold, rng):
-    return _block(k_max, threshold)(draft, cache, context, rng)
+            "the course's prompt lookup": """
+# Helpers you may call: none
+def prompt_lookup(context, k, max_ngram=3):
+    return sl.prompt_lookup(context, k, max_ngram)
 """,
         },
     },
     "generate_stale": {
         "wrong": {
-            "rolls the target's cache back after all (the correct loop)": (edit("draft_cache.truncate(min(draft_cache.length, len(context) + kept))", "target_cache.truncate(target_cache.length - len(drafted) + kept)\ndraft_cache.truncate(min(draft_cache.length, len(context) + kept))"),
-                                                                           "must differ from the correct one"),
-            "rolls back neither cache": edit("draft_cache.truncate(min(draft_cache.length, len(context) + kept))", "pass"),
-            "feeds the target every token it has not seen, by the cache's length": edit("fresh = emitted[-1:]", "fresh = context[target_cache.length:]"),
-            "the stale loop without the bonus token": edit("emitted.append(int(sample_from(p[k], rng.random())))", "pass"),
+            "rolls back anyway (the correct loop)": (edit("context += emitted", "cache.truncate(len(context) + len(emitted) - 1)\n"
+                                                         "context += emitted"), "must differ from greedy"),
+            "feeds the whole text every round (never stale)": edit(
+                "rows = verify_block(target, cache, fresh, drafted)",
+                "rows = verify_block(target, target.new_cache(), context, drafted)"),
+            "also leaves the extra token out of the cache logic: feeds the emitted block": edit(
+                "fresh = emitted[-1:]", "fresh = emitted"),
         },
         "right": {
-            "the draft's rollback written as an absolute length": edit(
-                ("if rng.random() < p[i][x] / q[i][x]:", "if rng.random() * q[i][x] < p[i][x]:"),
-                ("draft_cache.truncate(min(draft_cache.length, len(context) + kept))", "draft_cache.truncate(min(len(context) + k - 1, len(context) + kept))")),
+            "counts its own way": edit("for i, x in enumerate(drafted):", "for i, x in zip(range(len(drafted)), drafted):"),
         },
         "delegate": {
-            "the course's loop with stale=True": """
-# Helpers you may call: draft_block, verify_block, sample_from, residual
-from speclab.realspec import speculative_generate as loop
-def generate_stale(target, draft, prompt, n, k, rng):
-    return loop(target, draft, prompt, n, k, rng, stale=True)
+            "the course's loop with its stale switch": """
+# Helpers you may call: verify_block
+def generate_stale(target, prompt, n, k, draft):
+    return sl.speculative_generate(target, prompt, n, k, draft, stale=True)
 """,
         },
     },
     "stale_cache_tv": {
         "wrong": {
-            "TV without the 0.5": edit("return float(tv_distance(p, p_stale))", "return float(np.abs(p - p_stale).sum())"),
-            "the rejected tokens after the whole context (compared at the wrong place)": """
-# Helpers you may call: tv_distance
-def stale_cache_tv(target, context, rejected):
-    clean = target.new_cache()
-    p = target.probs(list(context), clean)[-1]
-    stale = target.new_cache()
-    r = target.probs(list(context) + list(rejected), stale)[-1]
-    return float(tv_distance(p, r))
-""",
-            "one cache for both (the clean one is polluted too)": """
-# Helpers you may call: tv_distance
-def stale_cache_tv(target, context, rejected):
-    cache = target.new_cache()
-    target.forward(list(context[:-1]), cache)
-    stale = cache
-    if len(rejected):
-        target.forward(list(rejected), stale)
-    p = target.probs(list(context[-1:]), cache.copy())[0]
-    r = target.probs(list(context[-1:]), stale)[0]
-    return float(tv_distance(p, r))
-""",
-            "forgets to feed context[-1]: compares the distributions after context[:-1] and after the junk": """
-# Helpers you may call: tv_distance
-def stale_cache_tv(target, context, rejected):
-    clean = target.new_cache()
-    p = target.probs(list(context[:-1]), clean)[-1]
-    stale = clean.copy()
-    r = target.probs(list(rejected), stale)[-1] if len(rejected) else p
-    return float(tv_distance(p, r))
-""",
+            "no factor 0.5": edit("return float(0.5 * np.abs(p - p_stale).sum())", "return float(np.abs(p - p_stale).sum())"),
+            "rejected tokens after the whole context": edit(
+                ("if len(rejected):", "if True:"),
+                ("target.forward(list(rejected), stale)", "target.forward(list(context[-1:]) + list(rejected), stale)")),
+            "TV of the logits, not the distributions": edit(
+                ("p = softmax(target.forward(list(context[-1:]), clean)[0])", "p = target.forward(list(context[-1:]), clean)[0]"),
+                ("p_stale = softmax(target.forward(list(context[-1:]), stale)[0])",
+                 "p_stale = target.forward(list(context[-1:]), stale)[0]")),
+            "the stale cache without the context": edit("stale = clean.copy()", "stale = target.new_cache()"),
         },
         "right": {
-            "two caches built from scratch, and a TV of its own": """
-# Helpers you may call: tv_distance
+            "two caches built from scratch": """
+# Helpers you may call: softmax
 def stale_cache_tv(target, context, rejected):
-    context, rejected = [int(t) for t in context], [int(t) for t in rejected]
-    p = target.probs(context, target.new_cache())[-1]
-    r = target.probs(context[:-1] + rejected + context[-1:], target.new_cache())[-1]
-    return 0.5 * float(np.abs(p - r).sum())
+    a, b = target.new_cache(), target.new_cache()
+    head, last = list(context[:-1]), list(context[-1:])
+    p = softmax(target.forward(head + last, a)[-1])
+    q = softmax(target.forward(head + list(rejected) + last, b)[-1])
+    return float(np.abs(p - q).sum() / 2)
 """,
         },
         "delegate": {
             "the course's measurement": """
-# Helpers you may call: tv_distance
-from speclab import realspec as rs
+# Helpers you may call: softmax
 def stale_cache_tv(target, context, rejected):
-    return rs.stale_cache_tv(target, context, rejected)
+    return sl.stale_cache_tv(target, context, rejected)
 """,
         },
     },
     "junk_in_cache": {
         "wrong": {
-            "counts a round's own rejected drafts against its own tokens": (edit(
-                "out += [junk] * (a + 1)\njunk += k - a", "junk += k - a\nout += [junk] * (a + 1)"), "computed before any of its drafts are rejected"),
-            "counts the bonus slot too (k + 1 - kept per round)": edit("junk += k - a", "junk += k + 1 - a"),
-            "one entry per round, not per token": (edit("out += [junk] * (a + 1)", "out.append(junk)"),
-                                                    "one entry per emitted token"),
-            "counts the kept drafts as the junk": edit("junk += k - a", "junk += a"),
-            "one entry per drafted token (k per round)": edit("out += [junk] * (a + 1)", "out += [junk] * k"),
+            "counts a round's own rejections in its rows": edit(
+                "out += [junk] * (a + 1)\njunk += d - a", "junk += d - a\nout += [junk] * (a + 1)"),
+            "assumes every round drafted the maximum": edit("junk += d - a", "junk += max(drafted) - a"),
+            "one entry per round": edit("out += [junk] * (a + 1)", "out.append(junk)"),
+            "the rejections of this round only, not accumulated": edit("junk += d - a", "junk = d - a"),
         },
         "right": {
-            "cumulative sums with NumPy": """
+            "a running sum": """
 # Helpers you may call: none
-def junk_in_cache(kept, k):
-    kept = np.asarray(kept, dtype=int)
-    before = np.concatenate([[0], np.cumsum(k - kept)[:-1]])
-    return np.repeat(before, kept + 1).tolist()
+def junk_in_cache(drafted, kept):
+    import itertools
+    left = [0] + list(itertools.accumulate(d - a for d, a in zip(drafted, kept)))
+    return [left[r] for r, a in enumerate(kept) for _ in range(a + 1)]
 """,
         },
         "delegate": {
             "the course's count": """
 # Helpers you may call: none
-from speclab.realspec import junk_in_cache as _count
-def junk_in_cache(kept, k):
-    return _count(kept, k)
+from speclab.specloop import junk_in_cache as count
+def junk_in_cache(drafted, kept):
+    return count(drafted, kept)
 """,
         },
     },

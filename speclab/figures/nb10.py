@@ -1,68 +1,62 @@
-"""Notebook 10's widget: choose the draft and k; a run of speculative decoding shows how many tokens
-each target call produced (left) and its CPU-time speed against plain decoding's (right).
+"""Notebook 10's widget: choose a task, a draft and k; the bars show how many tokens each round produced,
+the title the acceptance and the speedup the measured verify cost predicts (and the measured one, where
+the notebook timed it). Nothing is recomputed: the notebook hands over what it measured.
 
-    runs = nb10.TimedRuns(target, {"separate draft": draft, "target's layer 1": self_draft}, prompt, 40, gen)
-    speed_widget = widgets.live(nb10.build_speed, partial(nb10.update_speed, runs=runs), figsize=(9, 3.2),
-                                which=..., k=...)
+    table = nb10.PayoffTable(replays, agree, best_L, r, n_layers, measured)
+    payoff = widgets.live(nb10.build_payoff, partial(nb10.update_payoff, table=table), task=..., draft=..., k=...)
 """
 import numpy as np
 
 from .. import style, widgets
-from ..realspec import generation_times
+from ..costs import expected_tokens
+from ..specloop import predicted_speedup
 
 K_MAX = 8
-REPEATS = 3  # passes when a configuration is measured on demand: the median of 3, plain timed in the same passes
 
 
-class TimedRuns:
-    """Runs of `n` tokens after `prompt`, per (draft, k), with their CPU times and plain decoding's.
+class PayoffTable:
+    """What section 7 measured: per task, prompt lookup's replayed rounds for each k (`replays[task][k]`, a
+    specloop.Run); early exit's agreement by exit layer (`agree`) and the exit used (`layer`); the verify
+    cost r[n] = t(n)/t(1); and per task (k, measured speedup) where one was timed."""
 
-    `measured` is what the notebook already timed (realspec.generation_times, keyed (draft label, k)):
-    those are shown as they are, so Run All and grading time nothing here. A configuration not yet
-    measured is timed when a learner first moves to it (REPEATS passes, plain decoding in the same
-    passes, interleaved, CPU time: about a second), then kept."""
+    def __init__(self, replays, agree, layer, r, n_layers, measured):
+        self.replays, self.agree, self.layer, self.r = replays, agree, layer, r
+        self.c_exit, self.measured = layer / n_layers, measured
 
-    def __init__(self, target, drafts, prompt, n, measured):
-        self.target, self.drafts, self.prompt, self.n = target, dict(drafts), list(prompt), n
-        self._times = {key: (measured[key], measured["plain"]) for key in measured if key != "plain"}
+    def predicted(self, task, draft, k):
+        if draft == "prompt lookup":
+            return predicted_speedup(self.replays[task][k], self.r)
+        a = self.agree[self.layer]
+        return expected_tokens(a, k) / (k * self.c_exit + self.r[k + 1])
 
-    def measured(self, which, k):
-        return (which, k) in self._times
-
-    def __call__(self, which, k):
-        """(Run of the first pass, speculative tokens/s, plain tokens/s): medians of CPU time."""
-        if (which, k) not in self._times:
-            got = generation_times(self.target, {(which, k): (self.drafts[which], k)}, self.prompt, self.n, REPEATS)
-            self._times[which, k] = (got[which, k], got["plain"])
-        spec, plain = self._times[which, k]
-        return (spec[0].run, self.n / float(np.median([t.seconds for t in spec])),
-                self.n / float(np.median([t.seconds for t in plain])))
-
-
-def build_speed(fig):
-    """Two panels: rounds by tokens per call (bars for 1 .. K_MAX + 1), plain against speculative tokens/s."""
-    ax1, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [2, 1]})
-    sizes = ax1.bar(np.arange(1, K_MAX + 2), np.zeros(K_MAX + 1), color=style.COLORS["accepted"])
-    ax1.set(xlabel="tokens one target call produced", ylabel="rounds", xticks=np.arange(1, K_MAX + 2))
-    speeds = ax2.bar(["plain", "speculative"], [1.0, 1.0], color=[style.COLORS["plain"], style.COLORS["accepted"]])
-    ax2.set(ylabel="tokens per CPU second")
-    title1, title2 = ax1.set_title(" ", y=1.0), ax2.set_title(" ", y=1.0)   # fixed places: no layout pass per frame
-    return widgets.moving(*sizes, *speeds, title1, title2) + (ax1, ax2)
+    def rounds(self, task, draft, k):
+        """Tokens per round: the replayed rounds, or early exit's expected share of rounds per size."""
+        if draft == "prompt lookup":
+            return np.bincount(np.array(self.replays[task][k].kept) + 1, minlength=K_MAX + 2)[1:]
+        a = self.agree[self.layer]
+        share = np.array([a ** j * (1 - a) for j in range(k)] + [a ** k] + [0.0] * (K_MAX - k))
+        return share * len(self.replays[task][k].kept)
 
 
-def update_speed(parts, which, k, runs):
-    """Show the run of `runs` (a TimedRuns) for this draft and k, timing it first if it never was."""
-    *bars, title1, title2, ax1, ax2 = parts
-    sizes, (plain_bar, spec_bar) = bars[:K_MAX + 1], bars[K_MAX + 1:]
-    run, spec, plain = runs(which, k)
-    counts = np.bincount(np.array(run.kept) + 1, minlength=K_MAX + 2)[1:]
-    for bar, height in zip(sizes, counts):
+def build_payoff(fig):
+    ax = fig.subplots()
+    bars = ax.bar(np.arange(1, K_MAX + 2), np.zeros(K_MAX + 1), color=style.COLORS["accepted"])
+    ax.set(xlabel="tokens one target call produced", ylabel="rounds", xticks=np.arange(1, K_MAX + 2))
+    title = ax.set_title(" ", y=1.0)
+    return widgets.moving(*bars, title) + (ax,)
+
+
+def update_payoff(parts, task, draft, k, table):
+    *bars, title, ax = parts
+    counts = table.rounds(task, draft, k)
+    for bar, height in zip(bars, counts):
         bar.set_height(height)
-    ax1.set_xlim(0.4, k + 1.6)
-    style.steady_ylim(ax1, 0, counts.max())
-    plain_bar.set_height(plain)
-    spec_bar.set_height(spec)
-    style.steady_ylim(ax2, 0, max(plain, spec))
-    title1.set_text(f"{which}, k = {k}: {run.tokens_per_call:.2f} tokens per call")
-    title2.set_text(f"{spec / plain:.2f}x (median of {len(runs._times[which, k][0])})")
-    return {"tokens_per_call": run.tokens_per_call, "tokens_per_s": spec, "plain_tokens_per_s": plain}
+    ax.set_xlim(0.4, k + 1.6)
+    style.steady_ylim(ax, 0, max(1.0, float(np.max(counts))))
+    predicted = table.predicted(task, draft, k)
+    timed_k, timed = table.measured.get(task, (None, None))
+    measured = timed if draft == "prompt lookup" and timed_k == k else None
+    alpha = table.replays[task][k].alpha if draft == "prompt lookup" else table.agree[table.layer]
+    title.set_text(f"{task}, {draft}, k = {k}: alpha {alpha:.2f}, predicted {predicted:.2f}x"
+                   + (f", measured {measured:.2f}x" if measured is not None else ""))
+    return {"alpha": alpha, "predicted": predicted, "measured": measured}

@@ -345,7 +345,7 @@ def judged(student):
 
 TEST_OBJECTS = '''
 import numpy as np
-from speclab.transformer import Cache
+from speclab.tinyllama import Config, KVCache
 
 class _Count:
     def __init__(self, length=0):
@@ -359,7 +359,7 @@ class _Model:
         self.calls, self._secret, self.helper = 0, "the expected value", lambda x: x + 1
         self.np, self.system = np, __import__("os").system
     def new_cache(self):
-        return Cache(1, 1, 2)
+        return KVCache(Config(n_layers=1, n_kv_heads=1, head_dim=2, context=8))
     def probs(self, tokens, cache):
         self.calls += 1
         cache.length += len(tokens)
@@ -392,7 +392,7 @@ _filled = fill(_m, _course)
 ''', ns)
     assert ns["_back"] is ns["_m"] and ns["_m"].calls == 4 and ns["_calls"] == 3
     assert ns["_c"].length == 8 and type(ns["_rows"]) is np.ndarray and ns["_rows"].shape == (3, 3)
-    assert type(ns["_own"]).__name__ == "Cache" and ns["_own"].length == 3 and ns["_length"] == 3
+    assert type(ns["_own"]).__name__ == "KVCache" and ns["_own"].length == 3 and ns["_length"] == 3
     assert ns["_kind"] == "Remote" and ns["_helped"] == 5
     assert ns["_filled"] == 2 and ns["_course"].length == 2
 

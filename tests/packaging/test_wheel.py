@@ -65,9 +65,7 @@ def test_the_wheel_carries_the_data_and_no_development_tooling(installed):
     names = zipfile.ZipFile(installed[2]).namelist()
     for data in ("speclab/data/tables.json", "speclab/data/accelerators.json",
                  "speclab/data/models/llama-3-70b.json", "speclab/data/corpora/prose_jargon.txt",
-                 "speclab/data/corpora/code_stdlib.txt", "speclab/data/measured/h200_bf16_matmul.csv",
-                 "speclab/data/models/tiny_target.npz", "speclab/data/models/tiny_draft.npz",
-                 "speclab/data/models/tiny_reference.npz", "speclab/data/models/tiny_models.json"):
+                 "speclab/data/corpora/code_stdlib.txt", "speclab/data/measured/h200_bf16_matmul.csv"):
         assert data in names, f"the wheel lacks {data}"
     assert "speclab/figures/nb07.py" in names, "the wheel lacks the notebooks' widget figures (speclab.figures)"
     assert "speclab/smollm/model.py" in names, "the wheel lacks the language model's code (speclab.smollm)"

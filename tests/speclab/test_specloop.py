@@ -1,0 +1,127 @@
+"""speclab.specloop, speclab.tinyllama and speclab.kneserney: notebook 10's loop, its stand-in model, its baseline.
+
+Depends on: speclab.tinyllama (random weights, no data), speclab.sampling, data/corpora (KneserNey).
+"""
+from functools import partial
+
+import numpy as np
+import pytest
+
+from speclab import ScriptedRNG
+from speclab import specloop as sl
+from speclab.kneserney import KneserNey, held_out
+from speclab.tinyllama import tiny
+
+PROMPT = [1, 2, 3, 4, 5, 1, 2, 3]
+
+
+@pytest.fixture(scope="module")
+def model():
+    return tiny(seed=0)
+
+
+def test_one_pass_equals_single_steps_and_both_kernels_agree(model):
+    tokens = [3, 1, 4, 1, 5, 9, 2, 6]
+    one = model.forward(tokens, model.new_cache())
+    cache = model.new_cache()
+    steps = np.vstack([model.forward([t], cache) for t in tokens])
+    assert one.dtype == np.float32 and one.shape == (8, model.cfg.vocab)
+    assert np.abs(one - steps).max() < 1e-4
+    assert np.abs(model.forward(tokens, model.new_cache(), looped=False) - one).max() < 1e-4
+
+
+def test_the_output_depends_on_what_the_cache_holds(model):
+    clean, stale = model.new_cache(), model.new_cache()
+    model.forward([1, 2], clean)
+    model.forward([1, 2, 7, 7], stale)
+    copy = clean.copy()
+    assert np.abs(model.forward([3], clean) - model.forward([3], stale)).max() > 1e-2
+    stale.truncate(2)
+    assert np.abs(model.forward([5], stale) - model.forward([5], copy)).max() == 0
+
+
+@pytest.mark.parametrize("k", [0, 1, 3, 8])
+@pytest.mark.parametrize("draft", ["lookup", "shallow", "none"])
+def test_greedy_speculation_is_greedy_decoding(model, k, draft):
+    drafts = {"lookup": sl.prompt_lookup, "shallow": sl.ShallowDraft(model.exit_at(1)), "none": sl.no_draft}
+    run = sl.Run()
+    out = sl.speculative_generate(model, PROMPT, 40, k, drafts[draft], run=run)
+    assert out == model.greedy(PROMPT, 40)
+    assert sum(run.kept) + run.rounds >= 40 and all(0 <= a <= d <= k for a, d in zip(run.kept, run.drafted))
+
+
+def test_a_prefilled_cache_gives_the_same_answer(model):
+    cache = model.new_cache()
+    model.forward(PROMPT[:-1], cache)
+    assert sl.speculative_generate(model, PROMPT, 30, 4, sl.prompt_lookup, cache=cache) == model.greedy(PROMPT, 30)
+
+
+@pytest.mark.parametrize("k", [1, 4, 7])
+def test_replay_gives_the_rounds_of_the_real_run(model, k):
+    run = sl.Run()
+    out = sl.speculative_generate(model, PROMPT, 40, k, sl.prompt_lookup, run=run)
+    replayed = sl.replay(out, PROMPT, k, sl.prompt_lookup)
+    assert (replayed.drafted, replayed.kept) == (run.drafted, run.kept)
+
+
+def test_the_sampled_rule_keeps_x_with_probability_p_and_corrects_from_p_without_x(model):
+    row = model.forward([2, 9, 4], model.new_cache())[-1]
+    p = sl.softmax(row)
+    x = int(np.argsort(p)[-2])
+    rows = np.vstack([row, row])
+    emitted, kept = sl.judge_drafts([x], rows, ScriptedRNG([p[x] * 0.999, 0.5]))
+    assert kept == 1 and emitted[0] == x
+    # rejected: the correction is drawn from p without x; scanning u over a fine grid recovers it exactly
+    residual = sl.without(p, x)
+    assert residual[x] == 0 and abs(residual.sum() - 1) < 1e-12
+    for u in (0.0, 0.3, 0.77, 0.999):
+        emitted, kept = sl.judge_drafts([x], rows, ScriptedRNG([min(p[x] * 1.001, 0.9999), u]))
+        assert kept == 0 and emitted == [int(np.searchsorted(np.cumsum(residual), u, side="right"))]
+    # accept mass p[x] plus reject mass (1 - p[x]) times the residual is p, exactly (notebook 03)
+    first = (1 - p[x]) * residual
+    first[x] += p[x]
+    assert np.abs(first - p).max() < 1e-12
+
+
+def test_the_stale_loop_is_damaged_exactly_where_junk_sits_in_the_cache(model):
+    floor, _ = sl.damage_by_position(sl.speculative_generate, model, PROMPT, 40, 4, sl.prompt_lookup)
+    assert floor.max() < 1e-5
+    tv, run = sl.damage_by_position(partial(sl.speculative_generate, stale=True), model, PROMPT, 40, 4, sl.prompt_lookup)
+    junk = np.array(sl.junk_in_cache(run.drafted, run.kept)[:40])
+    assert (junk > 0).any(), "this prompt and draft must leave junk (else the test says nothing)"
+    assert tv[junk == 0].max() < 1e-5 and tv[junk > 0].min() > 1e-4
+
+
+def test_stale_cache_tv(model):
+    assert sl.stale_cache_tv(model, [3, 1, 4], []) == 0.0
+    assert 0 < sl.stale_cache_tv(model, [3, 1, 4], [7, 7]) < 1
+
+
+@pytest.mark.parametrize("context,k,n,want", [([1, 2, 3, 4, 5, 1, 2, 3], 2, 3, [4, 5]), ([7, 8, 9], 4, 3, []),
+                                               ([1, 2, 9, 2, 5, 2], 3, 3, [5, 2]), ([1, 1, 1, 1], 2, 3, [1]),
+                                               ([4, 5, 6, 9, 5, 6, 1, 4, 5, 6], 3, 3, [9, 5, 6]),
+                                               ([4, 5, 6, 9, 5, 6, 1, 4, 5, 6], 3, 1, [1, 4, 5])])
+def test_prompt_lookup(context, k, n, want):
+    assert sl.prompt_lookup(context, k, n) == want
+
+
+def test_junk_in_cache_counts_earlier_rounds_only():
+    assert sl.junk_in_cache([4, 4], [1, 4]) == [0, 0, 3, 3, 3, 3, 3]
+    assert sl.junk_in_cache([0, 6, 2], [0, 0, 2]) == [0, 0, 6, 6, 6]
+
+
+def test_predicted_speedup_of_a_perfect_free_draft_is_k_plus_one():
+    run = sl.Run(drafted=[4] * 5, kept=[4] * 5)
+    assert sl.predicted_speedup(run, {n: 1.0 for n in range(1, 10)}) == 5.0
+    assert sl.predicted_speedup(run, {n: 1.0 for n in range(1, 10)}, c=0.25) == 2.5
+
+
+def test_kneser_ney_is_a_distribution_and_its_order_helps():
+    train, test = held_out("prose", 400)
+    ids = [ord(ch) for ch in train if ord(ch) < 128]
+    kn5, kn1 = KneserNey(ids, 5), KneserNey(ids, 1)
+    context = [ord(ch) for ch in "The hac"]
+    total = sum(kn5.next_probs(context + [v])[-1] for v in range(128))
+    assert abs(total - 1) < 1e-9
+    text = [ord(ch) for ch in train[-4:] + test]
+    assert kn5.cross_entropy(text, first=4) < kn1.cross_entropy(text, first=4) - 1.0
