@@ -43,6 +43,7 @@ SHELL_MODULES = {"IPython", "ipykernel", "jupyter_client", "zmq", "traitlets", "
 
 # IPython magics whose argument or body is Python the scan reads (the magic itself changes nothing), and
 # magics that run nothing of the student's; any other magic, shell command or get_ipython() is flagged.
+AGENT = "__speclab_judge__"  # the judge's agent, a global of the kernel (grading/judge/agent.py)
 PYTHON_MAGICS = {"time", "timeit", "capture", "prun"}
 
 
@@ -160,6 +161,9 @@ def _shell_findings(tree, protected, modules, exercises, imports):
                 and node.attr == "get_ipython") and id(node) not in inside:
             found.append((node.lineno, "uses get_ipython(), the IPython shell itself (a shell command, or what "
                                        "it runs every later cell through)"))
+        elif _names_agent(node):
+            found.append((node.lineno, f"uses {AGENT}, the grader's agent in the kernel, which only the grader may "
+                                       "talk to"))
         elif isinstance(node, ast.Attribute) and node.attr in DANGEROUS_ATTRS:
             found.append((node.lineno, f"reaches into `.{node.attr}`, which can rewrite code or read the "
                                        "notebook's namespace, the tests' helpers included"))
@@ -178,6 +182,13 @@ def _shell_findings(tree, protected, modules, exercises, imports):
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             found += _parameter_attributes(node)
     return found
+
+
+def _names_agent(node):
+    """Does node name the grader's agent (a name, an attribute, or a string that spells it: globals()[...])?"""
+    text = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else (
+        node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else "")
+    return "speclab_judge" in text
 
 
 def _parameter_attributes(func):

@@ -33,8 +33,8 @@ from traitlets import Bool, Unicode
 from .. import sandbox as sandboxes
 from ..cells import grade_id
 from ..grade.kernel import RobustExecute
-from . import agent
-from .judge import STREAM_CAP, Dead, Judge, Late, append_stream, is_test
+from . import agent, codec
+from .judge import STREAM_CAP, Dead, Judge, Late, Refused, _error, append_stream, is_test
 
 # Notebooks graded the old way (tests in the kernel), with the reason: none now (08 and 10 were, until
 # large dicts were held by the kernel and a test's own objects crossed by reference; grading/README.md).
@@ -42,13 +42,14 @@ OPT_OUT = {}
 
 JUDGE_OPTED_OUT = "SPECLAB_JUDGE_OPTED_OUT"  # =1: judge these too (to measure them: devtools/benches/judge.py)
 
-AGENT = Path(agent.__file__).read_text()
-BOOT = ("def __speclab_boot__(src):\n"
+CODEC, AGENT = Path(codec.__file__).read_text(), Path(agent.__file__).read_text()
+BOOT = ("def __speclab_boot__(*sources):\n"
         "    import types\n"
         "    m = types.ModuleType('speclab_judge_agent')\n"
-        "    exec(compile(src, 'speclab_judge_agent', 'exec'), m.__dict__)\n"
+        "    for src in sources:  # the codec, then the agent, in one module\n"
+        "        exec(compile(src, 'speclab_judge_agent', 'exec'), m.__dict__)\n"
         "    return m.install(globals())\n"
-        f"__speclab_judge__ = __speclab_boot__({AGENT!r})\n"
+        f"__speclab_judge__ = __speclab_boot__({CODEC!r}, {AGENT!r})\n"
         "del __speclab_boot__\n")
 
 class JudgeExecute(RobustExecute):
@@ -113,6 +114,11 @@ class JudgeExecute(RobustExecute):
                 self._drain_client()
         for name, text in streams:  # what the kernel printed outside an exercise's call (a thread, a C library)
             append_stream(outputs, name, text)
+        if self._channel is not None:
+            if self._channel.unrequested > STRAY_LINES:  # beyond a stopped call's last lines: written by the student
+                outputs.append(_error("ProtocolError", f"the kernel sent {self._channel.unrequested:,} lines for no "
+                                      "request of the grader's on its agent's socket; they were not read"))
+            self._channel.unrequested = 0
         return outputs
 
     def _restart(self):
@@ -132,7 +138,7 @@ class JudgeExecute(RobustExecute):
                                                      allow_stdin=False, stop_on_error=False))
             self._error = None
         self._seq += 1
-        self._send({"n": self._seq, "kind": kind, "body": body})
+        self._send({"n": self._seq, "kind": kind, "body": body}, new=True)
         while True:
             msg = self._next(self._serving, streams)
             if msg is None:
@@ -209,9 +215,9 @@ class JudgeExecute(RobustExecute):
             self._context.term()
         self._channel, self._poller, self._iopub, self._serving = None, None, None, None
 
-    def _send(self, msg):
+    def _send(self, msg, new=False):
         try:
-            self._channel.send(msg, max(0.1, self._deadline - time.monotonic()))
+            self._channel.send(msg, max(0.1, self._deadline - time.monotonic()), new)
         except (OSError, ValueError):  # the agent is gone, or not reading: as if it did not answer
             self._channel.dead = True
 
@@ -221,23 +227,24 @@ class JudgeExecute(RobustExecute):
         for if it does not stop)."""
         ended = False
         while True:
-            if lines and self._channel is not None:
-                msg = self._channel.line()
-                if msg is not None:
-                    if msg.get("n") == self._seq:
-                        for out in (msg.get("out") if type(msg.get("out")) is list else ()):
-                            if type(out) is list and len(out) == 2 and out[0] in ("stdout", "stderr") \
-                                    and type(out[1]) is str and sum(len(t) for _, t in streams) < STREAM_CAP:
-                                streams.append((out[0], out[1]))
-                        return msg
-                    continue  # a line of a request that was stopped
-            if ended:
-                return None
-            left = self._deadline - time.monotonic()
+            left = self._deadline - time.monotonic()  # checked before each line too: a flood of lines ends here
             if left <= 0:
                 if self._interrupting:
                     raise Late("no answer after the interrupt")
                 self._interrupt(msg_id)
+            if lines and self._channel is not None:
+                if self._channel.refused and not self._interrupting:
+                    self._needs_restart = True  # the agent's state is unknown: a fresh kernel for the next cell
+                    raise Refused(self._channel.refused)
+                msg = self._channel.line(self._seq)
+                if msg is not None:
+                    for out in (msg.get("out") if type(msg.get("out")) is list else ()):
+                        if type(out) is list and len(out) == 2 and out[0] in ("stdout", "stderr") \
+                                and type(out[1]) is str and sum(len(t) for _, t in streams) < STREAM_CAP:
+                            streams.append((out[0], out[1]))
+                    return msg
+            if ended:
+                return None
             if self._channel is not None and self._channel.dead and not self._channel.unpolled:
                 self._poller.unregister(self._channel.fd)  # gone: wait for the kernel's idle, death or time
                 self._channel.unpolled = True
@@ -279,7 +286,7 @@ class JudgeExecute(RobustExecute):
             return
         self._deadline = time.monotonic() + 10
         self._seq += 1
-        self._send({"n": self._seq, "kind": "stop"})
+        self._send({"n": self._seq, "kind": "stop"}, new=True)
         while self._serving is not None:
             msg = self._next(self._serving, streams)
             if msg is None:
@@ -317,7 +324,18 @@ def _settled(value):
 
 
 STOPPED = {"exc": ["RuntimeError", "RuntimeError", "stopped"]}
-MAX_LINE = 256 << 20  # bytes of one line of the agent's: past it, the agent is not answering as it should
+
+# What the judge reads for one request is bounded by what it sent: a line of the agent's may hold what the judge
+# sent twice over (a call's arguments changed, and its result) plus LINE_ALLOWANCE, and all of a request's lines
+# (its callbacks' too) eight times what the judge sent while it ran plus CALL_ALLOWANCE. Measured on every
+# notebook's reference solution: the largest request 19.8 MB (10's models), the largest line 0.27 MB (02's
+# answers), a request's lines together at most a few MB (07, 08: hundreds of small callbacks).
+LINE_ALLOWANCE = 8 << 20
+CALL_ALLOWANCE = 64 << 20
+CHUNK = 1 << 20
+FILL_CHUNKS = 16         # chunks read per poll: the deadline is checked between
+STRAY_LINES = 2         # lines of a stopped request the agent may still write after an interrupt
+UNREQUESTED = 1_000      # lines for no request of the judge's it passes over in one cell before it refuses more
 
 
 class Channel:
@@ -334,41 +352,70 @@ class Channel:
             os.close(fd)
         self.sock.setblocking(False)
         self.fd, self.buf, self.dead, self.unpolled = self.sock.fileno(), bytearray(), False, False
+        self.line_limit, self.call_left, self.tail, self.unrequested, self.refused = LINE_ALLOWANCE, 0, 0, 0, None
 
-    def send(self, msg, timeout):
+    def send(self, msg, timeout, new=False):
+        """Send one line; `new`: a new request, whose lines' budgets start from the allowances."""
         if self.dead:
             raise ValueError("the agent hung up")
+        data = json.dumps(msg, allow_nan=True, separators=(",", ":")).encode("ascii") + b"\n"
+        if new:
+            self.line_limit, self.call_left = LINE_ALLOWANCE, CALL_ALLOWANCE
+        self.line_limit = max(self.line_limit, LINE_ALLOWANCE + 2 * len(data))
+        self.call_left += 8 * len(data)
         self.sock.settimeout(timeout)
         try:
-            self.sock.sendall(json.dumps(msg, allow_nan=True, separators=(",", ":")).encode("ascii") + b"\n")
+            self.sock.sendall(data)
         finally:
             self.sock.setblocking(False)
 
+    def refuse(self, why):
+        """Read nothing more from the agent: the cell fails with `why`, and the kernel is restarted."""
+        self.refused, self.dead = why, True
+        self.buf.clear()
+
     def fill(self):
         try:
-            while True:
-                data = self.sock.recv(1 << 20)
+            for _ in range(FILL_CHUNKS):
+                data = self.sock.recv(CHUNK)
                 if not data:
                     self.dead = True
                     return
+                self.call_left -= len(data)
+                nl = data.rfind(b"\n")
+                self.tail = self.tail + len(data) if nl < 0 else len(data) - nl - 1
+                if self.call_left < 0:
+                    return self.refuse("the kernel sent more than the grader reads for one call (its agent's "
+                                       "socket was written to by something else?)")
+                if self.tail > self.line_limit:
+                    return self.refuse(f"the kernel sent a line of more than {self.line_limit:,} bytes, more than "
+                                       "any answer to what the grader sent")
                 self.buf += data
-                if len(self.buf) > MAX_LINE and b"\n" not in self.buf:
-                    self.buf.clear()
-                    self.dead = True  # nothing more is read from it: the cell ends by its time or its kernel
-                    return
         except (BlockingIOError, InterruptedError):
             return
         except OSError:
             self.dead = True
 
-    def line(self):
-        """The next whole line, as a dict (anything else is passed over), or None."""
+    def line(self, n):
+        """The next whole line of request n, as a dict (anything else is passed over), or None. A line for no
+        request of the judge's (not beginning with its number: the agent writes "n" first) is counted, never
+        parsed."""
+        prefix = b'{"n":%d,' % n
         while True:
             at = self.buf.find(b"\n")
             if at < 0:
                 return None
+            if at > self.line_limit:
+                self.refuse(f"the kernel sent a line of more than {self.line_limit:,} bytes")
+                return None
             raw = bytes(self.buf[:at])
             del self.buf[:at + 1]
+            if not raw.startswith(prefix):
+                self.unrequested += 1
+                if self.unrequested > UNREQUESTED:
+                    self.refuse(f"the kernel sent more than {UNREQUESTED:,} lines for no request of the grader's")
+                    return None
+                continue
             try:
                 msg = json.loads(raw)
             except (ValueError, RecursionError):

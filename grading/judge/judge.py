@@ -10,14 +10,15 @@ import builtins
 import contextlib
 import itertools
 import os
+import types
 
 import numpy as np
 from nbformat.notebooknode import NotebookNode
 
 from ..cells import grade_id, is_graded, is_solution
 from ..integrity.syntax import free_names
-from . import agent
-from .agent import HOLD, PLAIN, CodecError, Shared, course_object, decode, digest, encode, plain_hook, resolve
+from . import codec
+from .codec import FUNCTIONS, HOLD, PLAIN, CodecError, Shared, course_object, decode, digest, encode, full_name, plain_hook
 
 STREAM_CAP = 100_000  # characters of the kernel's prints kept per call (CapOutput trims further)
 
@@ -28,6 +29,10 @@ class Late(BaseException):
 
 class Dead(Late):
     pass
+
+
+class Refused(Late):
+    """The kernel's agent sent what the judge does not read (a line, or lines, past its budget for the call)."""
 
 
 def is_test(cell):
@@ -158,7 +163,7 @@ class Judge:
         self.busy = False
         self.sink = None
         self.standing = {}  # stand-ins swapped into the kernel by `alone`, called back: {negative id: function}
-        self.held = {}      # large dicts the kernel holds (agent.HOLD): id -> (the dict, its handle, its digest)
+        self.held = {}      # large dicts the kernel holds (codec.HOLD): id -> (the dict, its handle, its digest)
         self.handles = self.holding = 0
         self.remotes, self.remote_ids = {}, {}  # the current call's objects the kernel holds by reference
         self._rids = itertools.count(1)  # never reused: a stub kept from an earlier call names nothing
@@ -212,6 +217,8 @@ class Judge:
                 exec(compile(source, f"<test {gid}>", "exec"), self.ns)
         except Dead as e:
             outputs.append(_error("DeadKernelError", str(e)))
+        except Refused as e:
+            outputs.append(_error("ProtocolError", str(e)))
         except Late as e:  # a call ran past its time: the cell stops there
             outputs.append(_error("CellTimeoutError", str(e)))
         except BaseException as e:  # the test failed (or the student's error came back through a proxy)
@@ -236,10 +243,7 @@ class Judge:
                 return None
             if type(x) is Proxy:
                 return {"kfn": x._name}
-            name = agent._course_name(x)
-            if name is not None:
-                return {"fn": name}
-            if callable(x) and callbacks is not None:  # a course model too: called back, not sent with its tables
+            if callable(x) and callbacks is not None:  # a course function or model too: called back, never named
                 return {"cb": self._register(callbacks, x)}
             obj = course_object(x, hook)
             if obj is not None:
@@ -283,8 +287,8 @@ class Judge:
         def hook(tag, body):
             if tag == "ref" and type(body) is int and 0 <= body < len(originals):
                 return originals[body]
-            if tag == "fn" and type(body) is str:
-                return resolve(body)
+            if tag == "fn":
+                return course_function(body)
             if tag == "kfn" and type(body) is str:
                 return Proxy(self, body)
             if tag == "rm" and type(body) is int and body in self.remotes:
@@ -323,8 +327,8 @@ class Judge:
         originals[:] = list(args) + list(kwargs.values())
         known = enc_args + list(enc_kwargs.values())
         if self.holding:  # the kernel knows what it keeps by its handle, and so does this side
-            known = [encode(a, self._shared_hook) if agent.mutable(a) else j for a, j in zip(originals, known)]
-        shared = Shared(originals, known, self._shared_hook)
+            known = [encode(a, self._shared_hook) if codec.mutable(a) else j for a, j in zip(originals, known)]
+        shared = Shared(originals, known, self._shared_hook, private=True)  # `originals` then holds the copies
         dec = self._dec(callbacks, originals)
 
         def on_callback(msg):
@@ -344,6 +348,9 @@ class Judge:
         if done.get("missing") is True:
             return _MISSING
         shared.apply(done.get("mut"), dec)
+        from speclab import isolate
+
+        shared.copy_back(isolate.declared)
         if "exc" in done:
             _raise(done["exc"])
         try:
@@ -368,14 +375,14 @@ class Judge:
     # the kernel, by reference
     def _by_reference(self, x):
         """{'rm': [id, its public methods]} for an object that stays here and is used from the kernel through a
-        Remote (the same id for the same object during a call), or None if it may not (agent.remotable)."""
-        if not agent.remotable(x):
+        Remote (the same id for the same object during a call), or None if it may not (codec.remotable)."""
+        if not codec.remotable(x):
             return None
         rid = self.remote_ids.get(id(x))
         if rid is None or self.remotes.get(rid) is not x:
             rid = next(self._rids)
             self.remotes[rid], self.remote_ids[id(x)] = x, rid  # held, so that its id is not reused
-        return {"rm": [rid, agent.public_methods(x)]}
+        return {"rm": [rid, codec.public_methods(x)]}
 
     def _result_hook(self, callbacks, originals):
         """How what a remote object's attribute or method gives crosses: plain data by value, an argument of the
@@ -389,11 +396,8 @@ class Judge:
                 return None
             if type(x) is Proxy:
                 return {"kfn": x._name}
-            name = agent._course_name(x)
-            if name is not None:
-                return {"fn": name}
             if callable(x):
-                return {"cb": self._register(callbacks, x)} if agent.ours(x) else None
+                return {"cb": self._register(callbacks, x)} if codec.ours(x) else None
             return self._by_reference(x)
         return hook
 
@@ -416,7 +420,7 @@ class Judge:
                     return getattr(obj, name)
                 except AttributeError:
                     raise AttributeError(f"the grader's object has no attribute {name!r}") from None
-            if name not in agent.public_methods(obj):
+            if name not in codec.public_methods(obj):
                 raise AttributeError(f"the grader's object has no method {name!r}")
             args, kwargs = _call_of(msg, dec)
             return getattr(obj, name)(*args, **kwargs)
@@ -445,6 +449,20 @@ class Judge:
 _MISSING = object()
 
 
+def course_function(name):
+    """The course function FUNCTIONS names `name`: its module imported, one attribute read, checked to be a plain
+    function defined there under that name; anything else, a CodecError."""
+    import importlib
+
+    if type(name) is not str or name not in FUNCTIONS:
+        raise CodecError(f"{str(name)[:100]!r} is not a course function the grader accepts")
+    module, _, qual = name.partition(":")
+    fn = getattr(importlib.import_module(module), qual, None)
+    if type(fn) is not types.FunctionType or full_name(fn) != name:
+        raise CodecError(f"{name!r} is not a course function the grader accepts")
+    return fn
+
+
 def _call_of(msg, dec):
     """The arguments of a call the kernel asks the judge to make: (list, dict of str keys), or CodecError."""
     args, kwargs = decode(msg.get("args"), dec), decode(msg.get("kwargs"), dec)
@@ -461,7 +479,7 @@ def _answer(run, hook, shared):
     except Late:
         raise
     except BaseException as e:
-        answer = {"exc": agent.error_of(e)}
+        answer = {"exc": codec.error_of(e)}
     try:
         answer["sync"] = shared.changes()
     except CodecError:

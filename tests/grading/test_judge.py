@@ -19,7 +19,7 @@ from devtools import attacks, badsubmissions as bs
 from devtools.coursework import leaked_hidden_lines
 from grading.course import REPO, scratch_course, source_notebook
 from grading.gradebook import cell_scores
-from grading.judge import agent
+from grading.judge import agent, codec
 from grading.judge.execute import JUDGE_OPTED_OUT, OPT_OUT
 from grading.judge.judge import course_slice, exercises
 from speclab.sampling import ScriptedRNG
@@ -28,7 +28,7 @@ NOTEBOOKS = sorted(p.name for p in (REPO / "solutions").iterdir() if (p / f"{p.n
 
 
 def roundtrip(x, hook=None, dec=None):
-    return agent.decode(json.loads(agent.dumps(x, hook)), dec)
+    return codec.decode(json.loads(codec.dumps(x, hook)), dec)
 
 
 def test_plain_values_cross_with_their_exact_types():
@@ -46,7 +46,7 @@ def test_plain_values_cross_with_their_exact_types():
     g = np.random.default_rng(5)
     h = roundtrip(g)
     assert type(h) is np.random.Generator and h.random() == g.random()
-    course = lambda x: None if type(x) in agent.PLAIN else agent.course_object(x, None)  # noqa: E731
+    course = lambda x: None if type(x) in codec.PLAIN else codec.course_object(x, None)  # noqa: E731
     s = roundtrip(ScriptedRNG([0.5, 0.25]), course)
     assert type(s) is ScriptedRNG and (s.random(), s.calls) == (0.5, 1)
 
@@ -61,8 +61,8 @@ def test_nothing_with_methods_of_its_own_crosses():
 
     for x in (Agreeable(1.0), np.zeros(3).view(Arr), np.array([object()]), lambda: 1, object(), {Agreeable(2.0)},
               np.zeros(2, dtype=[("a", "f8")]), b"bytes"):
-        with pytest.raises(agent.CodecError):
-            agent.dumps(x)
+        with pytest.raises(codec.CodecError):
+            codec.dumps(x)
 
 
 def test_decode_refuses_what_it_does_not_know():
@@ -71,12 +71,18 @@ def test_decode_refuses_what_it_does_not_know():
            {"obj": ["speclab.checks:check_close", {"dict": []}]}, {"fn": "os:system"}, {"ref": 0},
            {"a": 1, "b": 2}, {"set": [[1]]}, {"set": 1}]
     for j in bad:
-        with pytest.raises((agent.CodecError, ValueError)):
-            agent.decode(j)
-    assert agent.resolve("speclab.speculative:accept_prob").__module__ == "speclab.speculative"
-    for name in ("os:system", "speclab.speculative:<lambda>", "speclab.nothing:x"):
-        with pytest.raises(agent.CodecError):
-            agent.resolve(name)
+        with pytest.raises((codec.CodecError, ValueError)):
+            codec.decode(j)
+    from grading.judge.judge import course_function
+
+    assert course_function("speclab.speculative:accept_prob").__module__ == "speclab.speculative"
+    assert codec.registered_class("speclab.sampling:ScriptedRNG") is ScriptedRNG
+    for name in ("os:system", "speclab.speculative:<lambda>", "speclab.nothing:x", "speclab.checks:check_close",
+                 "speclab.speculative:np.load", "speclab.sampling:ScriptedRNG.__init__"):
+        with pytest.raises(codec.CodecError):
+            course_function(name)
+        with pytest.raises(codec.CodecError):
+            codec.registered_class(name)
 
 
 def test_an_argument_is_sent_again_only_when_it_changed(monkeypatch):
@@ -84,15 +90,15 @@ def test_an_argument_is_sent_again_only_when_it_changed(monkeypatch):
     with what was last sent; a plain list is compared as it is, without encoding it again (08's contexts)."""
     contexts = [list(range(50)) for _ in range(20)]
     arr = [np.zeros(3)]
-    shared = agent.Shared([contexts, arr, 7], [agent.encode(contexts), agent.encode(arr), 7])
-    real, calls = agent.encode, []
+    shared = codec.Shared([contexts, arr, 7], [codec.encode(contexts), codec.encode(arr), 7])
+    real, calls = codec.encode, []
 
     def counting(x, hook=None, depth=0):
         if depth == 0:
             calls.append(id(x))
         return real(x, hook, depth)
 
-    monkeypatch.setattr(agent, "encode", counting)
+    monkeypatch.setattr(codec, "encode", counting)
     assert shared.changes() == {} and calls == [id(arr)], "an unchanged plain list was encoded again"
     contexts[7][3] = -1
     arr[0][1] = 2.0
@@ -135,7 +141,7 @@ def test_a_large_dict_is_sent_once_and_lent_as_a_fresh_copy():
     judge = Judge(nb, kernel.transport)
     small = {(): np.array([3.0, 1.0])}
     big = {(i, j): np.array([float(i), float(j)]) for i in range(40) for j in range(40)}
-    assert len(big) >= agent.HOLD
+    assert len(big) >= codec.HOLD
     assert judge.ns["total"]([small, big], (3, 4)) == 7.0
     first = kernel.sizes[-1]
     for key, want in [((3, 4), 7.0), ((0, 1), 1.0), ((39, 39), 78.0)]:
@@ -312,10 +318,11 @@ class InProcess:
     def __init__(self, ns):
         import types
 
-        from grading.judge.execute import AGENT
+        from grading.judge.execute import AGENT, CODEC
 
         module = types.ModuleType("speclab_judge_agent")
-        exec(compile(AGENT, "speclab_judge_agent", "exec"), module.__dict__)
+        for source in (CODEC, AGENT):  # as the kernel's boot runs them (execute.BOOT)
+            exec(compile(source, "speclab_judge_agent", "exec"), module.__dict__)
         self.module, self.agent, self.answer = module, module.install(ns), None
         self.agent._write = self._write
         self.agent._read = lambda: {"kind": "answer", "n": self.agent.n, "body": self.answer}
@@ -471,7 +478,7 @@ _out = probe(_m, _c)
         exec("forge(_Model())", ns)  # an id the judge never issued, in a result
     with pytest.raises(RuntimeError, match="no such object"):
         exec("stale()", ns)  # a stub kept from an earlier call names nothing in the next
-    with pytest.raises(agent.CodecError):
-        agent.decode({"rm": [1, ["probs"]]})  # only the judge's hook builds a remote, from its own table
-    with pytest.raises(agent.CodecError):
-        agent.decode({"rm": 1}, j._dec({}, []))
+    with pytest.raises(codec.CodecError):
+        codec.decode({"rm": [1, ["probs"]]})  # only the judge's hook builds a remote, from its own table
+    with pytest.raises(codec.CodecError):
+        codec.decode({"rm": 1}, j._dec({}, []))

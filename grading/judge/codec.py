@@ -1,0 +1,456 @@
+"""The judge's codec: what crosses between the grading worker (the judge) and the student's kernel, both ways.
+
+This file runs on both sides: imported by the judge, and sent as text to the sandboxed kernel, where agent.py's
+text runs after it in the same module (so it needs only the standard library and numpy, and imports nothing of
+the course's but the classes of REGISTRY). Every byte from the kernel is the student's: the rules below are
+enforced when DECODING, by whichever side receives.
+
+Values cross by value, as JSON: None, bool, int, float, str, list, and tagged dicts for a tuple, a dict, a set,
+a base numpy array of a numeric or bool dtype (dtype, shape, bytes), a numpy scalar, a numpy Generator (PCG64
+state), and an instance of one of the course classes in REGISTRY (its full name and its fields, each checked).
+Nothing else is built: no name is looked up beyond REGISTRY's (no attribute chain, no dunder, no class of a
+library, no `__new__` of anything else), and what cannot be checked is a CodecError, never an object. The judge
+adds its own tags (agent.py's and judge.py's hooks): a callback (an id), an object it keeps (an id), an
+argument of the call handed back (its index), an exercise of the kernel (its name), a course function of
+FUNCTIONS (its name, looked up in that table only), a large dict lent by handle (see HOLD).
+"""
+import base64
+import builtins
+import json
+import types
+
+import numpy as np
+
+KINDS = "biufc"          # bool, signed, unsigned, float, complex: plain bytes, nothing to run
+MAX_DEPTH = 64
+SCALARS = {np.dtype(c).type for c in "?bhilqBHILQefdgFD"}
+COURSE = "speclab"  # the only package whose functions and classes cross by name
+PLAIN = {type(None), bool, int, float, str, list, tuple, dict, set, frozenset, np.ndarray} | SCALARS
+HASHABLE = {type(None), bool, int, float, str, tuple, frozenset} | SCALARS  # what a set received may hold
+JSON_SCALARS = {type(None), bool, int, float, str}  # each encodes to itself (a hook has nothing to say of one)
+
+
+def _floats(x):
+    return type(x) is list and all(type(u) is float and 0.0 <= u < 1.0 for u in x)
+
+
+def _count(x):
+    return type(x) is int and x >= 0
+
+
+def _float_array(ndim):
+    return lambda x: type(x) is np.ndarray and x.dtype.kind == "f" and x.ndim == ndim
+
+
+def _weights(x):
+    return type(x) is dict and all(type(k) is str and type(v) is np.ndarray and v.dtype.kind == "f"
+                                   for k, v in x.items())
+
+
+def _text(x):
+    return type(x) is str and len(x) <= 200
+
+
+# The course classes whose instances cross by their fields, with a check of each field: the whole list (what
+# tests hand the kernel and what the kernel hands back, seen crossing when every notebook's reference solution
+# was judged). Any other object of the course's stays in the judge (a Remote in the kernel) or does not cross.
+REGISTRY = {
+    "speclab.sampling:ScriptedRNG": {"uniforms": _floats, "calls": _count},
+    "speclab.transformer:Cache": {"k": _float_array(4), "v": _float_array(4), "length": _count},
+    "speclab.transformer:Transformer": {"w": _weights, "n_layer": _count, "n_head": _count, "d": _count,
+                                        "name": _text},
+}
+
+# The fields of a course object an exercise's changes reach the test's own object through (the test reads them
+# back: a ScriptedRNG counts the uniforms drawn, that is what it is for; so does a numpy Generator's state, as
+# a test that calls an exercise many times on one generator needs it to move on). Any other change to an argument
+# reaches only a copy, unless the test declares the argument an output (speclab.isolate.outputs): a Transformer
+# whose head an exercise zeroes stays as the test (and the course's cache of models) made it.
+OUTPUTS = {"speclab.sampling:ScriptedRNG": ("calls",)}
+
+# Course functions the kernel may name (it holds them from its course cells and hands them back: 07's tests see
+# step_time so); the judge looks a name up in this table only. The judge never sends a function by name: the
+# kernel gets a callback, so nothing in the kernel resolves a name into the course's code.
+FUNCTIONS = frozenset(
+    f"speclab.{m}:{f}" for m, fs in {
+        "speculative": "accept_prob acceptance_rate greedy_decode speculative_greedy trusting_greedy residual "
+                       "speculative_sample tv_distance verify_round",
+        "onetoken": "swapped_accept_prob",
+        "hardware": "best_gain explainer_step_time forward_macs step_time weight_bytes",
+        "candidates": "shortcut_sample",
+        "realspec": "verify_block",
+    }.items() for f in fs.split())
+
+
+# A dict of at least HOLD entries, an argument or inside one, is sent once per kernel and then named by a
+# handle: 08's tests hand ngram_dist the count tables of a whole corpus (up to 49,000 contexts, 53 MB of
+# JSON, 1.8 s to encode, send and decode) about 150 times. The kernel keeps what it received and lends
+# each call a fresh copy of it (29 ms for those tables); the judge sends it again only if its own dict
+# changed since (a digest of its contents). What a function does to a lent copy is not sent back: a
+# test that wants a change back passes a smaller value.
+HOLD = 1_000
+
+
+class CodecError(TypeError):
+    pass
+
+
+class Missing(CodecError):
+    """A handle the kernel does not hold (a restarted kernel): the judge sends the value again."""
+
+
+IMMUTABLE = {type(None), bool, int, float, complex, str, bytes} | SCALARS
+
+
+def fresh(x):
+    """A copy of a received value that shares nothing mutable with it."""
+    t = type(x)
+    if t in IMMUTABLE:
+        return x
+    if t is dict:
+        return {k: fresh(v) for k, v in x.items()}
+    if t is list:
+        return [fresh(v) for v in x]
+    if t is tuple:
+        return tuple(fresh(v) for v in x)
+    if t is np.ndarray:
+        return x.copy()
+    import copy
+
+    return copy.deepcopy(x)
+
+
+def digest(x):
+    """A hash of plain data's contents (arrays by their bytes), or None if x holds anything else."""
+    t = type(x)
+    if t is dict and x and all(type(v) is np.ndarray for v in x.values()):  # count tables: one block of bytes
+        vals, keys = list(x.values()), tuple(x)  # (82 ms one by one for 08's largest table, 20 ms so)
+        dtypes = {v.dtype for v in vals}
+        if len(dtypes) == 1 and vals[0].dtype.kind in KINDS:  # keys: hashable, as a dict's are
+            try:
+                block = np.stack(vals)
+            except ValueError:  # not all of one shape: one by one, below
+                block = None
+            if block is not None:
+                return hash(("dict", keys, block.dtype.str, block.shape, block.tobytes()))
+    if t is np.ndarray:
+        return hash((x.dtype.str, x.shape, x.tobytes())) if x.dtype.kind in KINDS else None
+    if t in IMMUTABLE:
+        return hash((t.__name__, x))
+    if t is dict or t is list or t is tuple:
+        parts = [(k, digest(v)) for k, v in x.items()] if t is dict else [digest(v) for v in x]
+        if any((p[1] if t is dict else p) is None for p in parts):
+            return None
+        return hash((t.__name__, tuple(parts)))
+    return None
+
+
+def _b64(data):
+    return base64.b64encode(data).decode("ascii")
+
+
+def full_name(obj):
+    """'speclab.x:Name' for a class or function by its own `__module__` and `__qualname__`: a name only, never
+    looked up here (what it names is found, if at all, in REGISTRY or FUNCTIONS by whoever receives it)."""
+    module, qual = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    if type(module) is not str or type(qual) is not str:
+        return None
+    return f"{module}:{qual}"
+
+
+def registered_class(name):
+    """The course class REGISTRY names `name`: its module imported, one attribute read, checked to be that very
+    class (no chain, no dunder: the name is one of REGISTRY's keys, or a CodecError)."""
+    import importlib
+
+    if type(name) is not str or name not in REGISTRY:
+        raise CodecError(f"{str(name)[:100]!r} is not a course class that can cross")
+    module, _, qual = name.partition(":")
+    cls = getattr(importlib.import_module(module), qual, None)
+    if type(cls) is not type or full_name(cls) != name:
+        raise CodecError(f"{name!r} is not a course class that can cross")
+    return cls
+
+
+def encode(x, hook=None, depth=0):
+    """x as JSON-able data; hook(x) may answer first (refs, functions, course objects), or return None."""
+    if depth > MAX_DEPTH:
+        raise CodecError("a value nested too deep to send")
+    t = type(x)
+    if hook is not None:
+        out = hook(x)
+        if out is not None:
+            return out
+    if x is None or t is bool or t is int or t is float or t is str:
+        return x
+    if t is list:
+        if all(type(v) in JSON_SCALARS for v in x):  # a list of tokens, as is (08: contexts of 4,000)
+            return list(x)
+        return [encode(v, hook, depth + 1) for v in x]
+    if t is tuple:
+        return {"tuple": [encode(v, hook, depth + 1) for v in x]}
+    if t is dict:
+        return {"dict": [[encode(k, hook, depth + 1), encode(v, hook, depth + 1)] for k, v in x.items()]}
+    if t is set or t is frozenset:
+        return {t.__name__: [encode(v, hook, depth + 1) for v in x]}
+    if t is np.ndarray:
+        if x.dtype.kind not in KINDS or x.dtype.fields is not None or type(x.dtype).__module__.split(".")[0] != "numpy":
+            raise CodecError(f"an array of dtype {x.dtype} cannot be sent")
+        return {"nd": [x.dtype.str, [int(n) for n in x.shape], _b64(np.ascontiguousarray(x).tobytes())]}
+    if t in SCALARS:
+        return {"np": [np.dtype(t).str, _b64(np.asarray(x).tobytes())]}
+    if t is np.random.Generator and type(x.bit_generator) is np.random.PCG64:
+        return {"rng": encode(x.bit_generator.state, None, depth + 1)}
+    raise CodecError(f"a {t.__module__}.{t.__qualname__} cannot be sent between the grader and the kernel")
+
+
+def course_object(x, hook, depth=0):
+    """{'obj': [name, fields]} for an instance of a REGISTRY class (exactly that class), else None."""
+    name = full_name(type(x))
+    if name not in REGISTRY or not isinstance(getattr(x, "__dict__", None), dict):
+        return None
+    return {"obj": [name, encode(dict(vars(x)), hook, depth + 1)]}
+
+
+def _dtype(text):
+    if type(text) is not str:
+        raise CodecError("a dtype must be a string")
+    dt = np.dtype(text)
+    if dt.kind not in KINDS or dt.fields is not None or dt.subdtype is not None:
+        raise CodecError(f"dtype {text!r} cannot be received")
+    return dt
+
+
+def decode(j, hook=None, depth=0):
+    """The value JSON data `j` stands for, built from exact types; hook(tag, body) builds refs, functions,
+    callbacks and course objects (it raises CodecError for what its side does not accept)."""
+    if depth > MAX_DEPTH:
+        raise CodecError("a value nested too deep to receive")
+    t = type(j)
+    if j is None or t is bool or t is int or t is float or t is str:
+        return j
+    if t is list:
+        if all(type(v) in JSON_SCALARS for v in j):
+            return list(j)
+        return [decode(v, hook, depth + 1) for v in j]
+    if t is not dict or len(j) != 1:
+        raise CodecError("malformed value")
+    (tag, body), = j.items()
+    if tag == "tuple" and type(body) is list:
+        return tuple(decode(v, hook, depth + 1) for v in body)
+    if tag == "dict" and type(body) is list:
+        out = {}
+        for pair in body:
+            if type(pair) is not list or len(pair) != 2:
+                raise CodecError("malformed dict")
+            key = decode(pair[0], hook, depth + 1)
+            if type(key) not in (str, int, float, bool, tuple) and key is not None:
+                raise CodecError("a dict key must be a plain value")
+            out[key] = decode(pair[1], hook, depth + 1)
+        return out
+    if tag in ("set", "frozenset") and type(body) is list:
+        items = [decode(v, hook, depth + 1) for v in body]
+        if not all(type(v) in HASHABLE for v in items):
+            raise CodecError("a set may hold only plain values")
+        return (set if tag == "set" else frozenset)(items)
+    if tag == "nd" and type(body) is list and len(body) == 3:
+        dt, shape, data = _dtype(body[0]), body[1], body[2]
+        if type(shape) is not list or not all(type(n) is int and n >= 0 for n in shape) or type(data) is not str:
+            raise CodecError("malformed array")
+        raw = base64.b64decode(data.encode("ascii"), validate=True)
+        if len(raw) != int(np.prod(shape, dtype=np.int64)) * dt.itemsize:
+            raise CodecError("an array's bytes do not match its shape")
+        return np.frombuffer(raw, dtype=dt).reshape(shape).copy()
+    if tag == "np" and type(body) is list and len(body) == 2 and type(body[1]) is str:
+        dt = _dtype(body[0])
+        raw = base64.b64decode(body[1].encode("ascii"), validate=True)
+        if len(raw) != dt.itemsize:
+            raise CodecError("malformed scalar")
+        return np.frombuffer(raw, dtype=dt)[0]
+    if tag == "rng":
+        state = decode(body, None, depth + 1)
+        g = np.random.Generator(np.random.PCG64())
+        try:
+            g.bit_generator.state = state
+        except (TypeError, ValueError, KeyError) as e:
+            raise CodecError(f"malformed generator state ({e})") from None
+        return g
+    if tag == "obj" and type(body) is list and len(body) == 2:
+        return _course_instance(body[0], decode(body[1], hook, depth + 1))
+    if hook is not None:
+        return hook(tag, body)
+    raise CodecError(f"cannot receive a {tag!r}")
+
+
+def _course_instance(name, state):
+    """An instance of REGISTRY's class `name` holding `state`, each field checked (all of them, no other)."""
+    cls, fields = registered_class(name), REGISTRY.get(name)
+    if type(state) is not dict or set(state) != set(fields):
+        raise CodecError(f"a {name} must hold exactly {sorted(fields)}")
+    for field, ok in fields.items():
+        if not ok(state[field]):
+            raise CodecError(f"a {name}'s {field} is not what the course's class holds")
+    obj = cls.__new__(cls)
+    obj.__dict__.update(state)
+    return obj
+
+
+def dumps(x, hook=None):
+    return json.dumps(encode(x, hook), allow_nan=True, separators=(",", ":"))
+
+
+def error_of(e, limit=2000):
+    """[builtin base class name, the exception's own name, message] of an exception, bounded."""
+    base = next((k.__name__ for k in type(e).__mro__ if getattr(builtins, k.__name__, None) is k), "Exception")
+    try:
+        msg = str(e)
+    except BaseException:
+        msg = "?"
+    return [base, type(e).__name__[:100], msg[:limit]]
+
+
+def mutable(x):
+    """Can a function change x in place (so that the other side must see the change)?"""
+    if type(x) in (list, dict, set, np.ndarray, np.random.Generator):
+        return True
+    return not callable(x) and course_object(x, None) is not None  # a callable one stays with the judge
+
+
+def _module_of(x):
+    """The module a function, method or class was defined in; an other object's class's."""
+    if isinstance(x, (types.FunctionType, types.MethodType, type)):
+        return getattr(x, "__module__", None)
+    return getattr(type(x), "__module__", None)
+
+
+def ours(x):
+    """Defined by the notebook's cells or a test's (the judge runs them as __main__) or by the course: what
+    may stay in the judge and be used from the kernel through a callback or a Remote, never a library's
+    function or object (a module, os.system, a frame)."""
+    m = _module_of(x)
+    return type(m) is str and (m == "__main__" or m == COURSE or m.startswith(COURSE + "."))
+
+
+def remotable(x):
+    """Can x cross by reference (a Remote in the kernel)? An instance of a plain class of ours that is not
+    callable (a callable is called back instead)."""
+    cls = type(x)
+    return type(cls) is type and not callable(x) and ours(x)
+
+
+def public_methods(x):
+    """The names of x's public methods (plain functions of its class, not shadowed by an attribute of its own):
+    what a Remote calls in one crossing; every other public name is read from the judge."""
+    names = set()
+    for klass in reversed(type(x).__mro__):
+        for k, v in vars(klass).items():
+            if type(k) is str and not k.startswith("_"):
+                (names.add if isinstance(v, types.FunctionType) else names.discard)(k)
+    own = getattr(x, "__dict__", None)
+    return sorted(names - set(own) if isinstance(own, dict) else names)
+
+
+def plain_hook(x):
+    """For the state of an argument: course functions of FUNCTIONS by name, course objects by state, nothing
+    else."""
+    if type(x) in PLAIN:
+        return None
+    if callable(x) and full_name(x) in FUNCTIONS:
+        return {"fn": full_name(x)}
+    return course_object(x, plain_hook)
+
+
+def update_in_place(orig, new):
+    """Make `orig` hold what `new` holds (what the other side's copy of an argument became: a rng drawn from,
+    an array filled in, a scripted stub that counted its calls)."""
+    if type(orig) is np.ndarray and type(new) is np.ndarray and new.shape == orig.shape and orig.flags.writeable:
+        orig[...] = new
+    elif type(orig) is list and type(new) is list:
+        orig[:] = new
+    elif (type(orig) is dict and type(new) is dict) or (type(orig) is set and type(new) is set):
+        orig.clear()
+        orig.update(new)
+    elif type(orig) is np.random.Generator and type(new) is np.random.Generator:
+        orig.bit_generator.state = new.bit_generator.state
+    elif type(orig) is type(new) and course_object(orig, None) is not None:
+        vars(orig).clear()
+        vars(orig).update(vars(new))
+
+
+def _same_plain_list(x, known):
+    """Is x a list still equal to what was last sent of it, compared natively (no encoding)? Only a list of
+    JSON's own values and such lists encodes to itself, so only for one can this say yes: 08's tests hand
+    hundreds of contexts of thousands of tokens to a function that calls the target back once per context,
+    and encoding them at every crossing cost 0.3 s (393 CPU s against 17 for the notebook). Values equal but
+    of another type (1 for 1.0, a tuple for a list) are not seen as a change."""
+    if type(x) is not list or type(known) is not list:
+        return False
+    try:
+        return bool(x == known)
+    except Exception:  # an array inside: compared by encoding, as before
+        return False
+
+
+def private_copy(x):
+    """A copy of an argument the judge can let the kernel's changes into, sharing nothing mutable with the
+    test's own object."""
+    if type(x) is np.random.Generator:
+        g = np.random.Generator(type(x.bit_generator)())
+        g.bit_generator.state = x.bit_generator.state
+        return g
+    if type(x) in (list, dict, set, np.ndarray):
+        return fresh(x) if type(x) is not set else set(x)
+    obj = type(x).__new__(type(x))
+    obj.__dict__.update(fresh(vars(x)))
+    return obj
+
+
+class Shared:
+    """The arguments of one call, as both sides hold them: what each last knew of the mutable ones (their
+    encoded state), so that a change on one side is sent to the other at every crossing, and only then.
+
+    On the judge's side (private=True) a change the kernel reports goes into a private copy of the argument,
+    made at its first change, never into the test's own object: `objects` then holds the copy (an argument
+    handed back, or to a callback, is the copy), `tests` the test's objects, which stay as the test made
+    them (its later expected values are computed from pristine inputs); the judge copies an argument back
+    only where the test declared it an output (speclab.isolate.outputs)."""
+
+    def __init__(self, objects, known, hook=plain_hook, private=False):
+        self.objects, self.known, self.hook = objects, known, hook  # hook: plain_hook, or one naming lent dicts
+        self.tests, self.private, self.copied = list(objects), private, set()
+
+    def changes(self):
+        out = {}
+        for i, x in enumerate(self.objects):
+            if mutable(x):
+                if _same_plain_list(x, self.known[i]):
+                    continue
+                now = encode(x, self.hook)
+                if now != self.known[i]:
+                    out[str(i)] = self.known[i] = now
+        return out
+
+    def apply(self, changes, dec_hook):
+        for i, j in (changes.items() if type(changes) is dict else ()):
+            try:
+                k = int(i)
+                if 0 <= k < len(self.objects) and mutable(self.objects[k]):
+                    new = decode(j, dec_hook)
+                    if self.private and k not in self.copied:
+                        self.objects[k] = private_copy(self.objects[k])
+                        self.copied.add(k)
+                    update_in_place(self.objects[k], new)
+                    self.known[k] = j
+            except (CodecError, ValueError, TypeError, KeyError, IndexError):
+                pass
+
+    def copy_back(self, declared):
+        """Into each test's object declared an output, what the kernel made of its copy; into a course object,
+        the fields its class declares outputs (OUTPUTS: a ScriptedRNG's count of calls, never its uniforms)."""
+        for k in sorted(self.copied):
+            test, copy = self.tests[k], self.objects[k]
+            if declared(test) or type(test) is np.random.Generator:  # a generator drawn from moves on
+                update_in_place(test, copy)
+            elif type(test) is type(copy) and full_name(type(test)) in OUTPUTS:
+                for field in OUTPUTS[full_name(type(test))]:
+                    vars(test)[field] = fresh(vars(copy)[field])
