@@ -26,12 +26,9 @@ bwrap fails on `mount proc` otherwise.
 """
 import json
 import os
-import resource
 import shutil
 import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 import nbformat
@@ -152,7 +149,7 @@ def command(folder, source=None, memory=0, cpu=0, argv=None):
     for k, v in sorted(environment().items()):
         args += ["--setenv", k, v]
     python = sandboxes.python()
-    argv = argv or [python, "-m", "grading.box", str(folder)]
+    argv = argv or [python, "-m", "grading.inbox", str(folder)]
     limits = f"{int(memory)},{int(cpu)},{j}"
     return [sandboxes.python(), "-I", "-S", "-c", HOST, str(j), *args, "--", python, "-I", "-S", "-c", INSIDE,
             limits, *argv]
@@ -240,12 +237,16 @@ def apply(nb, outputs):
 
 
 def record_events(verdict):
-    """The box's watchdog notes, into this process's (grading/watchdog.py), as if its kernels ran here."""
+    """The box's watchdog notes and CPU seconds, into this process's (grading/watchdog.py, sandbox.KERNEL_CPU), as if
+    its kernels ran here."""
     from . import watchdog
 
     for item in verdict.get("events", [])[:20]:
         if isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item):
             watchdog.EVENTS.append((item[0][:20], item[1][:600]))
+    cpu = verdict.get("cpu")
+    if isinstance(cpu, (int, float)) and 0 < cpu < 1e6:  # the box's CPU seconds, counted as its kernels' are
+        sandboxes.KERNEL_CPU[0] += float(cpu)
     paused = verdict.get("paused")
     if isinstance(paused, (int, float)) and paused > 0:
         watchdog.SANDBOXES.append({"paused": float(paused)})
@@ -264,41 +265,3 @@ class BoxedExecute(JudgeExecute):
         outputs, verdict = run(self, nb, resources, source if source and source.is_dir() else None, limit)
         record_events(verdict)
         return apply(nb, outputs), resources
-
-
-# ----------------------------------------------------------------------------- inside the box
-
-def main(folder):
-    from traitlets.config import Config
-
-    from . import kernelwait, watchdog
-
-    kernelwait.install()
-    folder = Path(folder)
-    verdict = {"ok": False}
-    try:
-        job = json.loads((folder / "job.json").read_text())
-        config = Config()
-        config.SandboxedKernelManager.update(job["kernel"])
-        config.SandboxedKernelManager.folder = tempfile.mkdtemp(prefix="k", dir="/tmp")
-        settings = {**job["settings"], "sandbox": True, "pid_file": "", "source": job["source"]}
-        step = JudgeExecute(config=config, **settings)
-        nb = nbformat.read(folder / "in.ipynb", as_version=4)
-        work = tempfile.mkdtemp(prefix="w", dir="/tmp")
-        resources = {"nbgrader": {"assignment": job["assignment"], "notebook": job["notebook"]},
-                     "metadata": {"path": work}}
-        nb, _ = step.preprocess(nb, resources)
-        nbformat.write(nb, folder / "out.ipynb")
-        verdict = {"ok": True, "events": [list(e) for e in watchdog.EVENTS], "paused": watchdog.paused(0),
-                   "cpu": sum(x.ru_utime + x.ru_stime for x in (resource.getrusage(resource.RUSAGE_SELF),
-                                                               resource.getrusage(resource.RUSAGE_CHILDREN)))}
-    except BaseException as e:  # said in the verdict; the worker fails this notebook with it
-        verdict = {"ok": False, "error": f"{type(e).__name__}: {e}"[:500]}
-        raise
-    finally:
-        (folder / "verdict.json").write_text(json.dumps(verdict))
-
-
-if __name__ == "__main__":
-    start = time.perf_counter()
-    main(sys.argv[1])
