@@ -30,6 +30,7 @@ from . import integrity
 from . import sandbox as sandboxes
 from .grade.feedback import FeedbackExporter
 from .grade.intake import Result, compare_with_release
+from .box import BoxedExecute
 from .judge.execute import JudgeExecute
 from .grade.merge import NOTES_START, notes_html
 from .grade.notes import runtime_notes
@@ -146,7 +147,7 @@ class Sandboxed:
         return self.km
 
 
-class SandboxedExecute(Sandboxed, JudgeExecute):
+class SandboxedExecute(Sandboxed, BoxedExecute):
     """make grade's execution step (JudgeExecute, a RobustExecute), always in the sandbox (a class of its own, so
     make grade's workers can unpickle a config that names it)."""
 
@@ -157,7 +158,7 @@ def sandboxed(steps):
     """make grade's autograde steps with its execution step (JudgeExecute, a RobustExecute) sandboxed; refuses
     (ImportError) steps that execute the notebook some other way, which would run students' code outside the
     sandbox, or without the judge."""
-    out = [SandboxedExecute if step is JudgeExecute else step for step in steps]
+    out = [SandboxedExecute if step in (JudgeExecute, BoxedExecute) else step for step in steps]
     if out.count(SandboxedExecute) != 1 or any(issubclass(step, Execute) and step is not SandboxedExecute
                                                for step in out):
         raise ImportError(f"grading/nbgrader_steps.py: make grade's steps {steps} have no single JudgeExecute to "

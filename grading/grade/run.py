@@ -19,16 +19,16 @@ from .. import sandbox as sandboxes
 from .. import watchdog
 from . import intake, merge
 from .feedback import FeedbackExporter, RedactHiddenTests
-from ..judge.execute import JudgeExecute
+from ..box import BoxedExecute
 from .notes import changes, runtime_notes, tree_state
 from .outputs import CapOutput, StrictSaveAutoGrades
 
 kernelwait.install()  # in each worker process: a lost ZeroMQ wake-up must not hold a cell to its limit
 
 
-# nbgrader's autograde preprocessors, with JudgeExecute (RobustExecute, tests run by the judge) for Execute
-# and CapOutput before LimitOutput
-PREPROCESSORS = [JudgeExecute, IgnorePattern, ClearMetadataPreprocessor, CapOutput, LimitOutput,
+# nbgrader's autograde preprocessors, with BoxedExecute (JudgeExecute: RobustExecute, tests run by the judge; in
+# a fresh sandbox of its own where the kernel is sandboxed, grading/box.py) for Execute and CapOutput before LimitOutput
+PREPROCESSORS = [BoxedExecute, IgnorePattern, ClearMetadataPreprocessor, CapOutput, LimitOutput,
                  StrictSaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
 # nbgrader_config.py's feedback preprocessors, with RedactHiddenTests before ClearHiddenTests
 FEEDBACK = [GetGrades, RedactHiddenTests, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
