@@ -296,82 +296,48 @@ def drift(P, Q, ctx, n, k, m):
 """,
         },
     },
-    "wrong_tokens": {
+    "harmless_starts": {
         "wrong": {
-            "the positions where the output differs from the target's own text (drift's positions)": ("""
-def wrong_tokens(P, Q, ctx, n, k, m):
-    a, _ = trusting_greedy(P, Q, ctx, n, k, m)
-    b, _ = greedy_decode(P, ctx, n)
-    return [i for i in range(n) if a[i] != b[i]]
-""", "by luck"),
-            "every token of the trusted rounds": """
-def wrong_tokens(P, Q, ctx, n, k, m):
-    tokens, where, t, rnd = [], [], ctx, 0
-    while len(tokens) < n:
-        rnd += 1
-        guesses, d = [], t
-        for _ in range(k):
-            d = int(np.argmax(Q[d]))
-            guesses.append(d)
-        if rnd % m == 0:
-            where.extend(range(len(tokens), len(tokens) + k))
-            tokens.extend(guesses)
-        else:
-            prefix = t
-            for x in guesses:
-                choice = int(np.argmax(P[prefix]))
-                tokens.append(choice)
-                if choice != x:
-                    break
-                prefix = x
-            else:
-                tokens.append(int(np.argmax(P[prefix])))
-        t = tokens[-1]
-    return [i for i in where if i < n]
+            "the tokens whose own row agrees (only the first guess checked): the notebook's rows, transcribed": ("""
+def harmless_starts(P, Q, k):
+    return {t for t in range(len(P)) if int(np.argmax(Q[t])) == int(np.argmax(P[t]))}
+""", "the first guess of a round from there is right"),
+            "the whole text from there unchanged (every later round trusted too)": """
+def harmless_starts(P, Q, k):
+    n = 12 * (k + 1)
+    return {t for t in range(len(P)) if trusting_greedy(P, Q, t, n, k, 1)[0] == greedy_decode(P, t, n)[0]}
 """,
-            "positions counted from 1": edit(
-                "return [i for i, (t, x) in enumerate(zip(before, tokens)) if x != int(np.argmax(P[t]))]",
-                "return [i + 1 for i, (t, x) in enumerate(zip(before, tokens)) if x != int(np.argmax(P[t]))]"),
-            "each token checked against the row of the token itself, not the one before it": edit(
-                "return [i for i, (t, x) in enumerate(zip(before, tokens)) if x != int(np.argmax(P[t]))]",
-                "return [i for i, x in enumerate(tokens) if x != int(np.argmax(P[x]))]"),
-            "the first token not checked (the context forgotten)": edit(
-                "before = [ctx] + list(tokens[:-1])   # the token each one follows in this text, not in the target's",
-                "before = [tokens[0]] + list(tokens[:-1])"),
-            "checked against the draft's choice instead of the target's": edit(
-                "return [i for i, (t, x) in enumerate(zip(before, tokens)) if x != int(np.argmax(P[t]))]",
-                "return [i for i, (t, x) in enumerate(zip(before, tokens)) if x != int(np.argmax(Q[t]))]"),
-            "a count of the mistakes, not their positions": edit(
-                "return [i for i, (t, x) in enumerate(zip(before, tokens)) if x != int(np.argmax(P[t]))]",
-                "return sum(x != int(np.argmax(P[t])) for t, x in zip(before, tokens))"),
+            "k - 1 guesses checked": edit("for _ in range(k):   # the k guesses a trusted round emits, each judged after "
+                                         "the guess before it", "for _ in range(k - 1):"),
+            "k + 1 guesses checked (a bonus counted that a trusted round never emits)": edit(
+                "for _ in range(k):   # the k guesses a trusted round emits, each judged after the guess before it",
+                "for _ in range(k + 1):"),
+            "each guess judged on the row of the start token, not of the guess before it": edit(
+                "guess = int(np.argmax(Q[prev]))", "guess = int(np.argmax(Q[t]))"),
+            "the tokens that must stay off the list": edit("if ok:", "if not ok:"),
+            "a sorted list, not a set": edit("return safe", "return sorted(safe)"),
         },
         "right": {
-            "numpy: the argmax of every preceding token's row at once": """
-def wrong_tokens(P, Q, ctx, n, k, m):
-    out = np.array(trusting_greedy(P, Q, ctx, n, k, m)[0], dtype=int)
-    if len(out) == 0:
-        return []
-    prev = np.concatenate([[ctx], out[:-1]])
-    return [int(i) for i in np.flatnonzero(np.argmax(np.asarray(P)[prev], axis=1) != out)]
+            "a trusted round's output compared with the target's own k tokens": """
+def harmless_starts(P, Q, k):
+    return {t for t in range(len(P)) if list(trusting_greedy(P, Q, t, k, k, 1)[0]) == list(greedy_decode(P, t, k)[0])}
 """,
-            "the target's greedy step from each prefix, with greedy_decode": """
-def wrong_tokens(P, Q, ctx, n, k, m):
-    out, _ = trusting_greedy(P, Q, ctx, n, k, m)
-    bad, t = [], ctx
-    for i, x in enumerate(out):
-        if greedy_decode(P, t, 1)[0][0] != x:
-            bad.append(i)
-        t = x
-    return bad
+            "numpy: all start tokens at once": """
+def harmless_starts(P, Q, k):
+    P, Q = np.asarray(P), np.asarray(Q)
+    cur, ok = np.arange(len(P)), np.ones(len(P), dtype=bool)
+    for _ in range(k):
+        guess = np.argmax(Q[cur], axis=1)
+        ok &= guess == np.argmax(P[cur], axis=1)
+        cur = guess
+    return {int(t) for t in np.flatnonzero(ok)}
 """,
         },
         "delegate": {
             "the course's trusting_greedy through a module attribute": """
 import speclab.speculative as S
-def wrong_tokens(P, Q, ctx, n, k, m):
-    out = S.trusting_greedy(P, Q, ctx, n, k, m)[0]
-    before = [ctx] + list(out[:-1])
-    return [i for i, (t, x) in enumerate(zip(before, out)) if x != int(np.argmax(P[t]))]
+def harmless_starts(P, Q, k):
+    return {t for t in range(len(P)) if S.trusting_greedy(P, Q, t, k, k, 1)[0] == S.greedy_decode(P, t, k)[0]}
 """,
         },
     },

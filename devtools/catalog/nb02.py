@@ -359,10 +359,10 @@ def emitted_distribution(p, q, r, accept):
     },
     "draft_from_output": {
         "wrong": {
-            "the transcription of the old question: emitted minus p (the excess, not the draft)": """
+            "the transcription of the old question: emitted minus p (the excess, not the draft)": ("""
 def draft_from_output(p, out):
     return {x: float(out[x] - p[x]) for x in range(len(p)) if out[x] > p[x]}
-""",
+""", "surplus over p"),
             "the output taken for the draft on every token": """
 def draft_from_output(p, out):
     return {x: float(out[x]) for x in range(len(p))}
@@ -371,9 +371,9 @@ def draft_from_output(p, out):
 def draft_from_output(p, out):
     return {x: float(out[x]) for x in range(len(p)) if out[x] != p[x]}
 """,
-            "tokens at or above p (a token the draft matched counted as over-proposed)": edit(
+            "tokens at or above p (a token the draft matched counted as over-proposed)": (edit(
                 "return {x: float(out[x]) for x in range(len(p)) if out[x] > p[x]}",
-                "return {x: float(out[x]) for x in range(len(p)) if out[x] >= p[x]}"),
+                "return {x: float(out[x]) for x in range(len(p)) if out[x] >= p[x]}"), "over-proposed nothing"),
             "the tokens that come out short (the swapped test taken to reject the over-proposed)": edit(
                 "return {x: float(out[x]) for x in range(len(p)) if out[x] > p[x]}",
                 "return {x: float(out[x]) for x in range(len(p)) if out[x] < p[x]}"),

@@ -406,61 +406,59 @@ def detection_power(sampler, p, q, n, trials, threshold, rng):
     },
     "over_represented": {
         "wrong": {
-            "the over-proposed tokens only (q > p)": ("""
-def over_represented(p, q):
-    return {x for x in range(len(p)) if q[x] > p[x]}
-""", "Over-proposed is not the whole answer"),
-            "q > alpha * p, so a token the target never emits counts": ("""
+            "resampling from p's tokens, Exercise C's condition transcribed: min(p, q) > alpha * p": ("""
 def over_represented(p, q):
     alpha = acceptance_rate(p, q)
-    return {x for x in range(len(p)) if q[x] > alpha * p[x]}
-""", "p = 0"),
-            "q > (1 - alpha) * p: the rejection rate in place of the acceptance rate": """
-def over_represented(p, q):
-    alpha = acceptance_rate(p, q)
-    return {x for x in range(len(p)) if min(p[x], q[x]) > (1 - alpha) * p[x]}
-""",
-            "the under-represented tokens (the comparison upside down)": edit(
-                "return {x for x in range(len(p)) if min(p[x], q[x]) > alpha * p[x]}",
-                "return {x for x in range(len(p)) if min(p[x], q[x]) < alpha * p[x]}"),
-            "a sorted list, not a set": (edit(
-                "return {x for x in range(len(p)) if min(p[x], q[x]) > alpha * p[x]}",
-                "return sorted(x for x in range(len(p)) if min(p[x], q[x]) > alpha * p[x])"), "return a set"),
-            "computed with Exercise C's one_token_distribution (the text asks for the condition)": ("""
+    return {x for x in range(len(p)) if min(p[x], q[x]) > alpha * p[x]}
+""", "resampling from p over-serves"),
+            "computed with Exercise C's one_token_distribution, rule no_resample": ("""
 def over_represented(p, q):
     out = one_token_distribution(p, q, "no_resample")
     return {x for x in range(len(p)) if out[x] > p[x]}
-""", "without one_token_distribution"),
-            "counted: 20,000 draws of the broken sampler against p": """
+""", "resampling from p over-serves"),
+            "the over-proposed tokens only (q > p)": """
+def over_represented(p, q):
+    return {x for x in range(len(p)) if q[x] > p[x]}
+""",
+            "the rejected mass taken as alpha (the acceptance rate in place of the rejection rate)": edit(
+                "return {x for x in range(len(p)) if min(p[x], q[x]) + (1 - alpha) * q[x] > p[x]}",
+                "return {x for x in range(len(p)) if min(p[x], q[x]) + alpha * q[x] > p[x]}"),
+            "the under-represented tokens (the comparison upside down)": edit(
+                "return {x for x in range(len(p)) if min(p[x], q[x]) + (1 - alpha) * q[x] > p[x]}",
+                "return {x for x in range(len(p)) if min(p[x], q[x]) + (1 - alpha) * q[x] < p[x]}"),
+            "a sorted list, not a set": (edit(
+                "return {x for x in range(len(p)) if min(p[x], q[x]) + (1 - alpha) * q[x] > p[x]}",
+                "return sorted(x for x in range(len(p)) if min(p[x], q[x]) + (1 - alpha) * q[x] > p[x])"), "a set"),
+            "counted: 20,000 draws of the team's sampler against p": """
 def over_represented(p, q):
     rng = np.random.default_rng(0)
     counts = np.zeros(len(p))
     for _ in range(20_000):
         x = sample_from(q, rng.random())
         if rng.random() >= min(1.0, p[x] / q[x]):
-            x = sample_from(p, rng.random())
+            x = sample_from(q, rng.random())
         counts[x] += 1
     return {x for x in range(len(p)) if counts[x] / 20_000 > p[x]}
 """,
         },
         "right": {
-            "accepted mass plus the rejections' share of p, against p": """
+            "accepted mass plus the rejections' share of q, against p": """
 def over_represented(p, q):
     kept = np.minimum(p, q)
-    out = kept + (1 - kept.sum()) * np.asarray(p)
+    out = kept + (1 - kept.sum()) * np.asarray(q)
     return {int(x) for x in np.flatnonzero(out - p > 1e-12)}
 """,
-            "q above alpha * p, where p is positive": """
+            "q above p / (2 - alpha)": """
 def over_represented(p, q):
     alpha = sum(min(a, b) for a, b in zip(p, q))
-    return {i for i, (a, b) in enumerate(zip(p, q)) if a > 0 and b > alpha * a}
+    return {i for i, (a, b) in enumerate(zip(p, q)) if b > a / (2 - alpha)}
 """,
         },
         "delegate": {
-            "the course's one_token_distribution under another name": """
-from speclab.onetoken import one_token_distribution as exact_step
+            "notebook 02's emitted_distribution from speclab, with q as the fallback": """
+from speclab import onetoken, speculative
 def over_represented(p, q):
-    out = exact_step(p, q, "no_resample")
+    out = onetoken.emitted_distribution(p, q, q, speculative.accept_prob)
     return {x for x in range(len(p)) if out[x] - p[x] > 1e-12}
 """,
         },
