@@ -504,6 +504,8 @@ def damage_from_copies(px):
             "the sum over positions, not the mean": edit("return float(np.mean(px * (1 - px)))",
                                                          "return float(np.sum(px * (1 - px)))"),
             "the rejection rate, 1 - p(x)": edit("return float(np.mean(px * (1 - px)))", "return float(np.mean(1 - px))"),
+            "the acceptance rate, p(x) (a transcription: the copy is kept with p(x))": edit(
+                "return float(np.mean(px * (1 - px)))", "return float(np.mean(px))"),
             "only the copy's gain counted twice over, p(x)^2 (1 - p(x))": edit(
                 "return float(np.mean(px * (1 - px)))", "return float(np.mean(px ** 2 * (1 - px)))"),
             "the worst position, not the mean": edit("return float(np.mean(px * (1 - px)))",
