@@ -257,6 +257,23 @@ def test_a_fluent_greedy_answer(smol, tok):
     assert tok.decode(out) == "The capital of France is Paris.<|im_end|>"
 
 
+AUTUMN = [788, 15339, 28, 3711, 1363, 7302, 1568, 288, 260, 4340, 282, 260, 12064, 30, 378, 15339, 38927, 28, 527,
+          4149, 1130, 4448, 216, 34, 34, 28, 8029, 260, 3616, 282, 260, 9989, 3645, 284, 260, 3711, 1363, 429, 2654,
+          288, 253, 2276, 28, 3428, 28, 284, 8685, 11615, 282, 6354, 30, 2]
+
+
+@pytest.mark.slow
+def test_a_longer_greedy_answer_is_the_recorded_one(smol, tok):
+    """Recorded from this code (float32, one BLAS thread); a change in the forward that moves any argmax shows."""
+    prompt = tok.chat([{"role": "user", "content": "In two sentences, why do leaves change colour in autumn?"}])
+    out = smol.greedy(prompt, 60, stop=tok.eos)
+    assert out == AUTUMN
+    assert tok.decode(out) == (
+        "In autumn, leaves change colour due to the changing of the seasons. The autumn equinox, which occurs "
+        "around September 22, marks the beginning of the harvest season and the leaves change from green to a "
+        "deep, rich, and vibrant shade of brown.<|im_end|>")
+
+
 def test_the_config_and_size_are_smollm2_135ms():
     config, weights = cache.load()
     assert config["eps"] == pytest.approx(1e-5, rel=1e-6)  # stored as float32 in the GGUF
