@@ -82,10 +82,12 @@ def test_everything_stays_float32(tiny, looped, n):
     assert logits.dtype == np.float32 and c.kv.dtype == np.float32
 
 
-def test_apply_looped_is_one_matrix_vector_product_per_row():
+@pytest.mark.parametrize("shape", [(7, 3), (64, 20_001)], ids=["small", "larger than a cache: by blocks"])
+def test_apply_looped_is_one_matrix_vector_product_per_row(shape):
     rng = np.random.default_rng(1)
-    x, W = rng.normal(size=(5, 7)).astype(np.float32), rng.normal(size=(7, 3)).astype(np.float32)
-    assert np.allclose(apply(x, W, looped=True), x @ W, rtol=1e-5, atol=1e-6)
+    x, W = rng.normal(size=(5, shape[0])).astype(np.float32), rng.normal(size=shape).astype(np.float32)
+    assert np.allclose(apply(x, W, looped=True), x @ W, rtol=1e-5, atol=1e-4)
+    assert np.allclose(apply(x, np.asfortranarray(W), looped=True), x @ W, rtol=1e-5, atol=1e-4)  # the head: E.T
 
 
 def test_truncate_then_forward_equals_a_fresh_forward(tiny):
