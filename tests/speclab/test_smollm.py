@@ -12,7 +12,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from speclab.datafiles import DATA
-from speclab.smollm import Config, Model, cache, load_model, load_tokenizer
+from speclab.smollm import Config, Model, Tokenizer, cache, load_model, load_tokenizer
 from speclab.smollm.model import apply
 from speclab.smollm.tokenizer import PIECE
 
@@ -82,10 +82,12 @@ def test_everything_stays_float32(tiny, looped, n):
     assert logits.dtype == np.float32 and c.kv.dtype == np.float32
 
 
-def test_apply_looped_is_one_matrix_vector_product_per_row():
+@pytest.mark.parametrize("shape", [(7, 3), (64, 20_001)], ids=["small", "larger than a cache: by blocks"])
+def test_apply_looped_is_one_matrix_vector_product_per_row(shape):
     rng = np.random.default_rng(1)
-    x, W = rng.normal(size=(5, 7)).astype(np.float32), rng.normal(size=(7, 3)).astype(np.float32)
-    assert np.allclose(apply(x, W, looped=True), x @ W, rtol=1e-5, atol=1e-6)
+    x, W = rng.normal(size=(5, shape[0])).astype(np.float32), rng.normal(size=shape).astype(np.float32)
+    assert np.allclose(apply(x, W, looped=True), x @ W, rtol=1e-5, atol=1e-4)
+    assert np.allclose(apply(x, np.asfortranarray(W), looped=True), x @ W, rtol=1e-5, atol=1e-4)  # the head: E.T
 
 
 def test_truncate_then_forward_equals_a_fresh_forward(tiny):
@@ -160,6 +162,51 @@ def test_adjacent_pairs_on_permuted_weights_equal_rotate_half_on_the_original_on
     right = tiny.forward(tokens, tiny.new_cache())
     assert close(RotateHalf(TINY, w).forward(tokens, tiny.new_cache()), right)
     assert not close(RotateHalf(TINY, tiny.w).forward(tokens, tiny.new_cache()), right, rel=1e-2)
+
+
+def write_tiny_gguf(path, model):
+    """`model` as llama.cpp would write it: matrices (out, in), names with .weight, a toy BPE vocabulary."""
+    from gguf import GGUFWriter
+    c = model.config
+    w = GGUFWriter(str(path), "llama")
+    w.add_block_count(c.n_layers)
+    w.add_embedding_length(c.d_model)
+    w.add_feed_forward_length(c.d_ff)
+    w.add_head_count(c.n_heads)
+    w.add_head_count_kv(c.n_kv_heads)
+    w.add_rope_freq_base(c.rope_base)
+    w.add_layer_norm_rms_eps(c.eps)
+    w.add_tokenizer_model("gpt2")
+    tokens = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *"abcdefghijklmnopqrstuvwxyz", "Ġ", "ab", "Ġab"]
+    tokens += [f"<filler {i}>" for i in range(c.vocab - len(tokens))]
+    w.add_token_list(tokens)
+    w.add_token_types([3, 3, 3] + [1] * (len(tokens) - 3))
+    w.add_token_merges(["a b", "Ġ ab"])
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    for name, a in model.w.items():
+        w.add_tensor(f"{name}.weight", np.ascontiguousarray(a.T if a.ndim == 2 and name != "token_embd" else a))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return tokens
+
+
+def test_the_cache_is_built_from_a_gguf_file_in_the_forwards_layout(tmp_path, tiny):
+    tokens = write_tiny_gguf(tmp_path / "tiny.gguf", tiny)
+    cache.build(tmp_path / "cache", source=tmp_path / "tiny.gguf", say=lambda *args, **kwargs: None)
+    config, weights = cache.load(tmp_path / "cache")
+    assert config["eps"] == pytest.approx(TINY.eps, rel=1e-6)  # GGUF stores it as float32
+    assert Config.from_dict({**config, "eps": TINY.eps}) == TINY
+    assert all(weights[k].shape == a.shape and np.array_equal(weights[k], a) for k, a in tiny.w.items())
+    ids = [3, 1, 4, 1, 5]
+    rebuilt = Model(Config.from_dict(config), weights)
+    assert np.array_equal(rebuilt.forward(ids, rebuilt.new_cache()), tiny.forward(ids, tiny.new_cache()))
+    config, data = cache.load_tokenizer_data(tmp_path / "cache")
+    assert data["tokens"] == tokens and data["special"] == [0, 1, 2] and (config["bos"], config["eos"]) == (1, 2)
+    toy = Tokenizer(data["tokens"], data["merges"], data["special"], config["bos"], config["eos"])
+    assert toy.encode("ab ab<|im_end|>c") == [tokens.index("ab"), tokens.index("Ġab"), 2, tokens.index("c")]
 
 
 def test_a_missing_cache_says_to_run_make_setup(tmp_path):
@@ -255,6 +302,23 @@ def test_a_fluent_greedy_answer(smol, tok):
     out = smol.greedy(FRANCE, 20, stop=tok.eos)
     assert out == [504, 3575, 282, 4649, 314, 7042, 30, 2]  # transformers' greedy answer, token for token
     assert tok.decode(out) == "The capital of France is Paris.<|im_end|>"
+
+
+AUTUMN = [788, 15339, 28, 3711, 1363, 7302, 1568, 288, 260, 4340, 282, 260, 12064, 30, 378, 15339, 38927, 28, 527,
+          4149, 1130, 4448, 216, 34, 34, 28, 8029, 260, 3616, 282, 260, 9989, 3645, 284, 260, 3711, 1363, 429, 2654,
+          288, 253, 2276, 28, 3428, 28, 284, 8685, 11615, 282, 6354, 30, 2]
+
+
+@pytest.mark.slow
+def test_a_longer_greedy_answer_is_the_recorded_one(smol, tok):
+    """Recorded from this code (float32, one BLAS thread); a change in the forward that moves any argmax shows."""
+    prompt = tok.chat([{"role": "user", "content": "In two sentences, why do leaves change colour in autumn?"}])
+    out = smol.greedy(prompt, 60, stop=tok.eos)
+    assert out == AUTUMN
+    assert tok.decode(out) == (
+        "In autumn, leaves change colour due to the changing of the seasons. The autumn equinox, which occurs "
+        "around September 22, marks the beginning of the harvest season and the leaves change from green to a "
+        "deep, rich, and vibrant shade of brown.<|im_end|>")
 
 
 def test_the_config_and_size_are_smollm2_135ms():
