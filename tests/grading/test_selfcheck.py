@@ -213,3 +213,43 @@ def test_an_asked_for_reveal_reaches_the_grader_through_nbgrader_submit(tmp_path
     page = (root / "feedback" / "ann" / AID / f"{AID}.html").read_text()
     assert '<div class="speclab-reveal">' in page and "A draft kept on trust" in page
     assert "records that you asked" not in page, "the pointer is replaced"
+
+
+def test_the_reveal_record_is_read_as_the_students_file(tmp_path):
+    """The record is the student's: a reveal asked for after the Diagnose passed is no note; one that is not the
+    self-check's record (edited, garbage, huge) is flagged for a person, never a crash."""
+    from grading import reveal
+
+    assert reveal.seen_note(tmp_path) is None, "no record, no note"
+    reveal.record(tmp_path, diagnose_passed=True)
+    assert reveal.seen_note(tmp_path) is None
+    reveal.record(tmp_path, diagnose_passed=False, when="2026-12-01T10:00:00Z")
+    assert reveal.seen_note(tmp_path) == f"{reveal.SEEN_EARLY} (make check REVEAL=1, first at 2026-12-01T10:00:00Z)"
+    for garbage in (b"\xff\xfe", b'{"revealed": 3}', b"[1, 2]", b"x" * (reveal.MAX_RECORD_BYTES + 1)):
+        (tmp_path / reveal.RECORD).write_bytes(garbage)
+        assert "could not be read" in reveal.seen_note(tmp_path)
+
+
+def test_the_reveal_as_terminal_text():
+    from grading.reveal import as_terminal_text
+
+    text = as_terminal_text("## Why\n\nA **long** paragraph " + "word " * 40 + "with $\\frac{a}{b}$ kept and "
+                            "[a link](https://example.org).\n\n* an item " + "item " * 30 + "\n\n```python\nx = 1\n```",
+                            width=60)
+    lines = text.splitlines()
+    assert lines[0] == "Why" and all(len(ln) <= 60 for ln in lines), text
+    assert "$\\frac{a}{b}$" in text and "**" not in text and "a link (https://example.org)" in text
+    assert any(ln.startswith("  item") for ln in lines), "a list item's lines hang under its text"
+    assert "    x = 1" in lines
+
+
+def test_make_check_reveal_variable():
+    import subprocess
+
+    from grading.course import REPO
+
+    def dry(*args):
+        return subprocess.run(["make", "-n", "-o", "setup", "-o", ".venv/.installed", "check", *args], cwd=REPO,
+                              capture_output=True, text=True, check=True).stdout
+    assert "grading.selfcheck 04 --reveal" in dry("NB=04", "REVEAL=1")
+    assert "--reveal" not in dry("NB=04") and "--reveal" not in dry("NB=04", "REVEAL=0")
