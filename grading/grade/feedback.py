@@ -208,6 +208,9 @@ _SCRIPT = re.compile(r"<script\b[^>]*>.*?</script\s*>", re.S | re.I)
 _REMOTE_LINK = re.compile(r"<link\b[^>]*\bhref\s*=\s*[\"']?(?:https?:)?//[^>]*>", re.I)
 
 
+# a failed test's cell: its message drawn above its source (the template writes the source first)
+FAILED_TAG = "speclab-failed"
+_TAG = re.compile(r"[\w-]{1,60}")
 # MathML drawn by the browser: a little larger than the text around it, as MathJax drew it; an output's long line
 # (a failure message) wrapped inside its box, as a terminal wraps it; the reveal set apart from the notebook's text
 PAGE_STYLE = ('<style type="text/css">math { font-size: 1.15em; } '
@@ -215,6 +218,8 @@ PAGE_STYLE = ('<style type="text/css">math { font-size: 1.15em; } '
               'div.output_area pre { white-space: pre-wrap; overflow-wrap: anywhere; } '
               'div.speclab-reveal { border-left: 4px solid #2e7d32; background: #f2f8f0; padding: 0.3em 1em; '
               'margin: 0.6em 0; } div.speclab-reveal > h4.speclab-reveal-title { margin-top: 0.4em; color: #2e7d32; }'
+              f' div.celltag_{FAILED_TAG} {{ display: flex; flex-direction: column; }}'
+              f' div.celltag_{FAILED_TAG} > div.output_wrapper {{ order: -1; }}'
               '</style>')
 REVEAL_OPEN = '<div class="speclab-reveal"><h4 class="speclab-reveal-title">The reveal</h4>'
 # an interactive widget's output (its view needs a live kernel and a script): one line in its place
@@ -230,9 +235,22 @@ def _no_active_or_remote(page):
     return page.replace("</head>", PAGE_STYLE + "</head>", 1)
 
 
+def _prepare_cells(nb):
+    """A cell's tags become classes on the page: only word-like ones are kept (a tag with a space would add any
+    class, the grader's own included); a failed test cell is tagged FAILED_TAG, so its message comes first."""
+    for cell in nb.cells:
+        cell_tags = [t for t in cell.get("metadata", {}).get("tags", []) or []
+                     if isinstance(t, str) and _TAG.fullmatch(t) and t != FAILED_TAG]
+        if is_test(cell) and any(o.get("output_type") == "error" for o in cell.get("outputs", [])):
+            cell_tags.append(FAILED_TAG)
+        if cell_tags or "tags" in cell.get("metadata", {}):
+            cell.metadata["tags"] = cell_tags
+
+
 def _prepare_outputs(nb):
     """Before rendering: a text/latex output becomes MathML; no output keeps nbconvert's `isolated` flag (an
     iframe with a data: address); only figures keep their metadata (width, height)."""
+    _prepare_cells(nb)
     for cell in nb.cells:
         for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
             data = out.get("data")

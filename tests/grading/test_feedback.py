@@ -69,7 +69,9 @@ def hostile_notebook():
             "text/markdown": f'<span class="score">{FORGED}</span> [x](data:text/html,hi)', "text/plain": "m"}),
     ]
     nb.cells.insert(2, code)
-    long = nbformat.v4.new_code_cell("check()")   # a failure message of one long line, as a check_close gives
+    long = nbformat.v4.new_code_cell('"""the long one."""\ncheck()')   # a failed test: one long line of message
+    long.metadata.nbgrader = NotebookNode(grade=True, solution=False, locked=True, grade_id="test_long", points=1,
+                                          score=0, schema_version=3)
     long.outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue=LONG_MESSAGE,
                                            traceback=[f"AssertionError: {LONG_MESSAGE}"])]
     widget = nbformat.v4.new_code_cell("window_widget")
@@ -79,6 +81,7 @@ def hostile_notebook():
     nb.cells[3:3] = [long, widget]
     unanswered = next(c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("solution"))
     unanswered.metadata.nbgrader["comment"] = "No response."   # as GetGrades sets it for an untouched exercise
+    code.metadata["tags"] = ["x alert alert-success panel-heading", "ok-tag"]   # tags become classes on the page
     return nb
 
 
@@ -140,6 +143,11 @@ def test_the_index_names_each_unanswered_exercise(page):
     index = page[page.index('<div id="toc">'):page.index("</ol>", page.index('<div id="toc">'))]
     assert ">Comment<" not in index
     assert re.search(r'href="#comment-\w+"><code>\w+</code>: not answered</a>', index), index
+
+
+def test_a_failed_test_is_marked_for_its_message_first_and_tags_add_no_class(page):
+    assert "celltag_speclab-failed" in page and "celltag_ok-tag" in page
+    assert not re.search(r'class="[^"]*celltag_x\b', page), "a tag with spaces would add any class"
 
 
 def test_a_widget_says_it_is_live_in_jupyterlab(page):
@@ -246,6 +254,8 @@ def test_the_page_shows_its_mathematics_and_figures_offline(page, playwright, tm
         widths = tab.evaluate("[...document.images].map(i => i.naturalWidth)")
         fraction = tab.evaluate("document.querySelector('mfrac') && document.querySelector('mfrac')"
                                 ".getBoundingClientRect().height")
+        order = tab.evaluate("['.output_wrapper', '.input'].map(s => document.querySelector("
+                             "'div.celltag_speclab-failed ' + s).getBoundingClientRect().top)")
         boxes = tab.evaluate("[...document.querySelectorAll('div.output_area pre')].map(p => [p.scrollWidth, "
                              "p.clientWidth, p.textContent.length])")
     finally:
@@ -254,6 +264,7 @@ def test_the_page_shows_its_mathematics_and_figures_offline(page, playwright, tm
     assert len(sizes) > 20 and all(w > 0 for w in sizes), "every formula is laid out"
     assert fraction and fraction > 10, "a fraction is drawn as one (numerator over denominator), not as text"
     assert widths and all(w > 0 for w in widths), f"figures not drawn: {widths}"
+    assert order[0] < order[1], "a failed test's message is drawn above its source"
     longest = max(boxes, key=lambda b: b[2])
     assert longest[2] > len(LONG_MESSAGE) and longest[0] <= longest[1] + 1, (
         f"a long failure message wraps inside its box: {longest[0]} px of text in a {longest[1]} px box")
