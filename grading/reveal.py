@@ -75,6 +75,8 @@ def pointer_cell(run, aid):
     cell.metadata["tags"] = [POINTER_TAG]
     if run[0].get("id"):
         cell["id"] = run[0]["id"]
+    else:  # a notebook without cell ids (nbformat before 4.5): none, so the copy is the same at every release
+        cell.pop("id", None)
     return cell
 
 
@@ -215,8 +217,13 @@ def as_terminal_text(markdown, width=88):
             first = para[0]
             m = _ITEM.match(first)
             indent = " " * (len(m.group(0)) if m else 0)
-            out.append(textwrap.fill(_plain(" ".join(ln.strip() for ln in para)), width=width,
-                                     subsequent_indent=indent, break_on_hyphens=False, break_long_words=False))
+            text = _plain(" ".join(ln.strip() for ln in para))
+            if text.startswith(("$$", "\\[")):  # display maths: a line of its own, as written
+                out.append(text)
+            else:  # a formula is never broken across lines
+                text = _MATH.sub(lambda m: m.group(0).replace(" ", "\x01"), text)
+                out.append(textwrap.fill(text, width=width, subsequent_indent=indent, break_on_hyphens=False,
+                                         break_long_words=False).replace("\x01", " "))
             para.clear()
 
     for line in markdown.splitlines():

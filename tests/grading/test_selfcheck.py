@@ -233,12 +233,13 @@ def test_the_reveal_record_is_read_as_the_students_file(tmp_path):
 def test_the_reveal_as_terminal_text():
     from grading.reveal import as_terminal_text
 
-    text = as_terminal_text("## Why\n\nA **long** paragraph " + "word " * 40 + "with $\\frac{a}{b}$ kept and "
+    text = as_terminal_text("## Why\n\nA **long** paragraph " + "word " * 40 + "with $\\frac{a}{b} + c + d$ kept and "
                             "[a link](https://example.org).\n\n* an item " + "item " * 30 + "\n\n```python\nx = 1\n```",
                             width=60)
     lines = text.splitlines()
     assert lines[0] == "Why" and all(len(ln) <= 60 for ln in lines), text
-    assert "$\\frac{a}{b}$" in text and "**" not in text and "a link (https://example.org)" in text
+    assert any("$\\frac{a}{b} + c + d$" in ln for ln in lines), "a formula is never broken across lines"
+    assert "**" not in text and "a link (https://example.org)" in text
     assert any(ln.startswith("  item") for ln in lines), "a list item's lines hang under its text"
     assert "    x = 1" in lines
 
