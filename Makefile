@@ -6,7 +6,7 @@
 #   make release  regenerate the student notebooks in notebooks/ from solutions/
 #   make grade    autograde everything in submitted/, write feedback/ and grades.csv
 #   make formgrader  the instructor's JupyterLab: nbgrader's formgrader on the course root
-#   make check    grade your own work/ copy against the hidden tests (NB=04 for one notebook)
+#   make check    grade your own work/ copy against the hidden tests (NB=04 for one notebook; REVEAL=1: its reveal now)
 #   make bench    time the notebooks, the grader and the experiments (BENCH=latency: one section)
 #   make screenshots  regenerate docs/widgets/ (each notebook's main widget in JupyterLab, for the README)
 
@@ -16,6 +16,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PORT   ?= 8888
 NB     ?=
+REVEAL ?=
 export JUPYTER_CONFIG_PATH := $(CURDIR)/grading
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
@@ -99,7 +100,7 @@ grade: setup
 	$(BIN)/python -m grading.grade $(GRADE_ARGS)
 
 check: setup
-	$(BIN)/python -m grading.selfcheck $(NB)
+	$(BIN)/python -m grading.selfcheck $(NB) $(if $(filter-out 0,$(REVEAL)),--reveal)
 
 bench: setup
 	$(BIN)/python -m devtools.bench $(BENCH)

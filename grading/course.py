@@ -1,6 +1,7 @@
 """Where the course's pieces live, and how to run nbgrader on them."""
 import functools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -113,7 +114,11 @@ def generate_assignment(aid, root=REPO, release_dir=None):
     """`nbgrader generate_assignment ID --force`, in this process; raises if nbgrader could not."""
     result = nbgrader_api(root, release_dir=release_dir).generate_assignment(aid, force=True, create=True)
     if not result.get("success"):
-        raise RuntimeError(f"nbgrader generate_assignment {aid} failed:\n{result.get('error') or result.get('log')}")
+        # the cause is in nbgrader's log (its `error` is the traceback of its own "see the above traceback")
+        causes = [ln.strip() for ln in (result.get("log") or "").splitlines()
+                  if re.match(r"\s*[\w.]+(Error|Exception): ", ln)]
+        raise RuntimeError(f"nbgrader generate_assignment {aid} failed: " + "\n".join(causes) +
+                           f"\n{result.get('error') or result.get('log')}")
 
 
 def scratch_course(dest, aids, root=REPO, release=None, sources=None):

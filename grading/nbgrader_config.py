@@ -6,7 +6,9 @@ and the formgrader find this file. Run by hand as:
 """
 import os
 
-from grading import kernelwait
+from nbgrader.converters import GenerateAssignment
+
+from grading import kernelwait, reveal, validate
 from grading import nbgrader_steps as steps
 
 c = get_config()  # noqa: F821 (injected by traitlets)
@@ -19,10 +21,17 @@ c.CourseDirectory.source_directory = "solutions"   # instructor notebooks: solut
 c.CourseDirectory.release_directory = "notebooks"  # generated student notebooks (committed)
 c.CourseDirectory.solution_directory = "worked_solutions"  # not "solution": too close to solutions/
 
+# The student copy: nbgrader's own steps, after one that puts a one-line pointer where each reveal (a
+# break-it's Explain, cells tagged `reveal`) is in the source (grading/reveal.py), so `nbgrader
+# generate_assignment` by hand makes the same copy as `make release`.
+c.GenerateAssignment.preprocessors = [reveal.RevealPointers, *GenerateAssignment.class_traits()["preprocessors"].default()]
+
 # Waits for the kernel re-poll in slices: a lost ZeroMQ wake-up costs a quarter of a second, not the
 # cell's time limit (grading/kernelwait.py). This config is loaded by every nbgrader command, the
 # formgrader and Validate in JupyterLab's server.
 kernelwait.install()
+# Validate shows a failure's message first, the test's source after it (grading/validate.py).
+validate.install()
 
 # A student's runaway cell is interrupted after this many seconds; the rest is still graded.
 c.Execute.timeout = 60

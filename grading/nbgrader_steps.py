@@ -26,7 +26,7 @@ from nbgrader.preprocessors import (CheckCellMetadata, ClearOutput, DeduplicateI
                                     OverwriteCells, OverwriteKernelspec)
 from traitlets import Bool
 
-from . import integrity
+from . import integrity, reveal
 from . import sandbox as sandboxes
 from .grade.feedback import FeedbackExporter
 from .grade.intake import Result, compare_with_release
@@ -101,6 +101,9 @@ class CourseIntake(NbGraderPreprocessor):
             raise NotSandboxed(refusal(why))
         student, aid, name = _key(resources)
         res = _pending(resources)
+        seen = reveal.seen_note(course_root(self.config) / "submitted" / str(student) / str(aid))
+        if seen and seen not in res.notes:
+            res.note(seen, flag=True)
         source = _read(course_root(self.config) / "solutions" / aid / f"{name}.ipynb")
         if source is not None:
             findings = integrity.scan(nb, source)

@@ -18,4 +18,7 @@ def release(ids=None, root=None):
 
 
 if __name__ == "__main__":
-    release(sys.argv[1:])
+    try:
+        release(sys.argv[1:])
+    except RuntimeError as e:  # the cause first (a misplaced `reveal` tag, say), not nbgrader's traceback
+        sys.exit(f"make release: {str(e).splitlines()[0]}")

@@ -2,6 +2,7 @@
 
     make check NB=04            # one notebook (a number or the full id)
     make check                  # every notebook, with a course progress table
+    make check NB=04 REVEAL=1   # and show the break-it's reveal now, even before your Diagnose passes
     speclab-check 04            # the same, from JupyterLab's terminal, in the course folder
 
 Your notebook is copied, never modified. The copy is graded by `make grade` itself
@@ -12,6 +13,11 @@ shows, per graded part, the points and the one-line reason for each failure, and
 grading notes (a cell stopped at the timeout, a line the integrity scan ignored, ...).
 It never shows the hidden tests themselves.
 
+Once the notebook's Diagnose part passes, the check prints its break-it's reveal (why, and where the
+mistake lives in real systems: grading/reveal.py). `--reveal` prints it whatever the Diagnose scored,
+and writes that you asked, with the time, to .speclab-revealed.json beside your notebook; it is
+handed in with your work, and your grader sees it.
+
 The course folder is $SPECLAB_COURSE_ROOT, else the current folder or the nearest one
 above it that holds solutions/ (so an installed `speclab-check` works from the course).
 """
@@ -20,14 +26,15 @@ import os
 import shutil
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 from pathlib import Path
 
 import nbformat
 
-from . import cells
-from .course import NoCourse, course_root, scratch_course
+from . import cells, reveal
+from .course import NoCourse, course_root, scratch_course, source_notebook
 from .course import assignments as course_assignments
 from .gradebook import cell_scores
 
@@ -232,6 +239,44 @@ def report(result, out=None):
         print(f"  note: {note}", file=out)
 
 
+def diagnose_passed(result, parts):
+    """Did every graded test of the Diagnose part (grade ids `parts`) get its points?"""
+    got = {gid: (score, out_of) for gid, score, out_of, _ in result.get("parts", [])}
+    return bool(parts) and all(gid in got and got[gid][0] >= got[gid][1] for gid in parts)
+
+
+def show_reveal(root, result, asked=False, folder=None, out=None, one=True):
+    """The break-it's reveal, as terminal text, once the Diagnose part passes, or when asked (then recorded in
+    `folder`, the notebook's own); otherwise one line saying how to get it (`one`: the only notebook checked)."""
+    out, aid = out or sys.stdout, result["aid"]
+    path = source_notebook(aid, root)
+    source = nbformat.read(path, as_version=4) if path.is_file() else None
+    text = reveal.reveal_text(source) if source is not None else ""
+    if not text:
+        if asked:
+            print(f"  {aid} has no reveal to show", file=out)
+        return
+    parts = reveal.diagnose_parts(source)
+    passed = diagnose_passed(result, parts)
+    number = reveal.number(aid)
+    if not (passed or asked):
+        print(f"  the reveal: once your Diagnose ({', '.join(parts)}) passes; now, recorded: "
+              f"make check NB={number} REVEAL=1", file=out)
+        return
+    if not (one or asked):
+        print(f"  your Diagnose passes: make check NB={number} shows the reveal", file=out)
+        return
+    said = ""
+    if asked and folder is not None:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        reveal.record(folder, passed)
+        said = "" if passed else (f" (before your Diagnose passed: recorded in {Path(folder).name}/{reveal.RECORD}, "
+                                  "which your grader sees)")
+    width = min(88, max(40, shutil.get_terminal_size((88, 24)).columns - 4))
+    print(f"\n== the reveal of {aid}{said} ==\n", file=out)
+    print(textwrap.indent(reveal.as_terminal_text(text, width), "  "), file=out)
+
+
 def progress_table(results, out=None):
     out = out or sys.stdout
     print("\ncourse progress", file=out)
@@ -253,6 +298,8 @@ def main(argv=None):
     ap.add_argument("notebooks", nargs="*", help="notebook numbers or ids (default: all)")
     ap.add_argument("--file", help="grade this .ipynb instead of your work/ copy (one notebook only)")
     ap.add_argument("--work", default=None, help="your working copy's folder (default: work/ in the course folder)")
+    ap.add_argument("--reveal", action="store_true", help="show the break-it's reveal even if your Diagnose does not "
+                    "pass yet (recorded beside your notebook, and seen by your grader)")
     args = ap.parse_args(argv)
     try:
         root = course_root()
@@ -269,8 +316,10 @@ def main(argv=None):
         print(f"checking {started} of {len(ids)} notebooks (the others are not started) ...", flush=True)
     results = check_many(items, root=root, progress=lambda done, total, aid: print(
         f"[{done}/{total}] {aid} graded", flush=True) if total > 1 else None)
-    for result in results:
+    for result, (_, notebook) in zip(results, items):
         report(result)
+        if not result.get("error") and (args.reveal or not result.get("missing")):
+            show_reveal(root, result, asked=args.reveal, folder=Path(notebook).parent, one=len(ids) == 1)
     if len(ids) > 1:
         progress_table(results)
     return 0

@@ -189,30 +189,75 @@ def _label_tests(page, nb):
     return page
 
 
+def _label_comments(page, nb):
+    """nbgrader's index lists a comment on each unanswered exercise as a bare "Comment": name the exercise, and
+    say what the comment is."""
+    import html
+
+    for cell in nb.cells:
+        comment = cell.get("metadata", {}).get("nbgrader", {}).get("comment")
+        if comment and grade_id(cell):
+            gid = html.escape(grade_id(cell))
+            what = "not answered" if comment.strip() == "No response." else "a comment on your answer"
+            page = page.replace(f'<a href="#comment-{gid}">Comment</a>',
+                                f'<a href="#comment-{gid}"><code>{gid}</code>: {what}</a>', 1)
+    return page
+
+
 _SCRIPT = re.compile(r"<script\b[^>]*>.*?</script\s*>", re.S | re.I)
 _REMOTE_LINK = re.compile(r"<link\b[^>]*\bhref\s*=\s*[\"']?(?:https?:)?//[^>]*>", re.I)
 
 
-# MathML drawn by the browser: a little larger than the text around it, as MathJax drew it
-MATH_STYLE = ('<style type="text/css">math { font-size: 1.15em; } '
-              'math[display="block"] { font-size: 1.3em; margin: 0.6em 0; }</style>')
+# a failed test's cell: its message drawn above its source (the template writes the source first)
+FAILED_TAG = "speclab-failed"
+_TAG = re.compile(r"[\w-]{1,60}")
+# MathML drawn by the browser: a little larger than the text around it, as MathJax drew it; an output's long line
+# (a failure message) wrapped inside its box, as a terminal wraps it; the reveal set apart from the notebook's text
+PAGE_STYLE = ('<style type="text/css">math { font-size: 1.15em; } '
+              'math[display="block"] { font-size: 1.3em; margin: 0.6em 0; } '
+              'div.output_area pre { white-space: pre-wrap; overflow-wrap: anywhere; } '
+              'div.speclab-reveal { border-left: 4px solid #2e7d32; background: #f2f8f0; padding: 0.3em 1em; '
+              'margin: 0.6em 0; } div.speclab-reveal > h4.speclab-reveal-title { margin-top: 0.4em; color: #2e7d32; }'
+              f' div.celltag_{FAILED_TAG} {{ display: flex; flex-direction: column; }}'
+              f' div.celltag_{FAILED_TAG} > div.output_wrapper {{ order: -1; }}'
+              '</style>')
+REVEAL_OPEN = '<div class="speclab-reveal"><h4 class="speclab-reveal-title">The reveal</h4>'
+# an interactive widget's output (its view needs a live kernel and a script): one line in its place
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_LINE = ("<p><em>An interactive widget: it is live in JupyterLab (make lab), where its controls move its "
+               "figure; this page cannot run it.</em></p>")
 
 
 def _no_active_or_remote(page):
     """The page's own scripts (MathJax from a CDN, its configuration) and remote style sheets removed: the
     mathematics is MathML already, and a feedback page is read offline."""
     page = _REMOTE_LINK.sub("", _SCRIPT.sub("", page))
-    return page.replace("</head>", MATH_STYLE + "</head>", 1)
+    return page.replace("</head>", PAGE_STYLE + "</head>", 1)
+
+
+def _prepare_cells(nb):
+    """A cell's tags become classes on the page: only word-like ones are kept (a tag with a space would add any
+    class, the grader's own included); a failed test cell is tagged FAILED_TAG, so its message comes first."""
+    for cell in nb.cells:
+        cell_tags = [t for t in cell.get("metadata", {}).get("tags", []) or []
+                     if isinstance(t, str) and _TAG.fullmatch(t) and t != FAILED_TAG]
+        if is_test(cell) and any(o.get("output_type") == "error" for o in cell.get("outputs", [])):
+            cell_tags.append(FAILED_TAG)
+        if cell_tags or "tags" in cell.get("metadata", {}):
+            cell.metadata["tags"] = cell_tags
 
 
 def _prepare_outputs(nb):
     """Before rendering: a text/latex output becomes MathML; no output keeps nbconvert's `isolated` flag (an
     iframe with a data: address); only figures keep their metadata (width, height)."""
+    _prepare_cells(nb)
     for cell in nb.cells:
         for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
             data = out.get("data")
             if not isinstance(data, dict):
                 continue
+            if WIDGET_VIEW in data and not any(k in data for k in FIGURE_TYPES):
+                out["data"] = data = NotebookNode({"text/html": WIDGET_LINE})
             if isinstance(data.get("text/latex"), str) and "text/html" not in data:
                 data["text/html"] = latex_output_to_html(data.pop("text/latex"))
             metadata = out.get("metadata") or {}
@@ -244,7 +289,9 @@ class FeedbackExporter(HTMLExporter):
         renderer = _math_renderer()(escape=False, attachments=cell.get("attachments", {}), embed_images=False,
                                     path="", anchor_link_text=self.anchor_link_text,
                                     exclude_anchor_links=self.exclude_anchor_links, **self.lexer_options)
-        return clean_html(MarkdownWithMath(renderer=renderer).render(source))
+        html = clean_html(MarkdownWithMath(renderer=renderer).render(source))
+        # the course's reveal (grading/reveal.py: only its PlaceReveals step leaves the tag on a cell)
+        return REVEAL_OPEN + html + "</div>" if "reveal" in cell.get("metadata", {}).get("tags", []) else html
 
     def default_filters(self):
         for name, function in super().default_filters():
@@ -253,7 +300,7 @@ class FeedbackExporter(HTMLExporter):
     def from_notebook_node(self, nb, resources=None, **kw):
         _prepare_outputs(nb)
         page, resources = super().from_notebook_node(nb, resources, **kw)
-        return _label_tests(_no_active_or_remote(page), nb), resources
+        return _label_comments(_label_tests(_no_active_or_remote(page), nb), nb), resources
 
     def _create_environment(self):
         environment = super()._create_environment()

@@ -20,6 +20,7 @@ from .. import watchdog
 from . import intake, merge
 from .feedback import FeedbackExporter, RedactHiddenTests
 from ..box import BoxedExecute
+from ..reveal import PlaceReveals
 from .notes import changes, runtime_notes, tree_state
 from .outputs import CapOutput, StrictSaveAutoGrades
 
@@ -30,8 +31,9 @@ kernelwait.install()  # in each worker process: a lost ZeroMQ wake-up must not h
 # a fresh sandbox of its own where the kernel is sandboxed, grading/box.py) for Execute and CapOutput before LimitOutput
 PREPROCESSORS = [BoxedExecute, IgnorePattern, ClearMetadataPreprocessor, CapOutput, LimitOutput,
                  StrictSaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
-# nbgrader_config.py's feedback preprocessors, with RedactHiddenTests before ClearHiddenTests
-FEEDBACK = [GetGrades, RedactHiddenTests, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+# nbgrader_config.py's feedback preprocessors, with RedactHiddenTests before ClearHiddenTests, and the source's
+# reveals in place of their pointers (PlaceReveals)
+FEEDBACK = [GetGrades, RedactHiddenTests, ClearHiddenTests, PlaceReveals, CSSHTMLHeaderPreprocessor]
 
 
 def _config(base, scratch, cell_timeout, memory_limit, sandbox=False, cpu_limit=0, aid="", judge=True):

@@ -249,5 +249,8 @@ def validate(page, problems, expect_failures):
                                  f"{outcome}: {text[:300]}")
     elif not expect_failures and outcome != "validation-success":
         problems.add("Validate", f"the report is {outcome}: {text[:300]}")
+    elif expect_failures and not (0 <= text.find("NotImplementedError") < text.find("The test that failed:")):
+        # the course config puts a failure's message before the test's source (grading/validate.py)
+        problems.add("Validate", f"the report does not show the failure's message before the test: {text[:400]}")
     page.keyboard.press("Escape")
     return text

@@ -26,6 +26,7 @@ from grading.grade.outputs import (MAX_IMAGE_CHARS, MAX_NOTEBOOK_OUTPUT_CHARS, M
 
 AID = "01_branch_prediction"
 FORGED = "Final score: 11 / 11"
+LONG_MESSAGE = "expected " + ", ".join(f"{i / 7:.6f}" for i in range(200)) + " and got something else"
 
 
 def figure_png():
@@ -68,6 +69,19 @@ def hostile_notebook():
             "text/markdown": f'<span class="score">{FORGED}</span> [x](data:text/html,hi)', "text/plain": "m"}),
     ]
     nb.cells.insert(2, code)
+    long = nbformat.v4.new_code_cell('"""the long one."""\ncheck()')   # a failed test: one long line of message
+    long.metadata.nbgrader = NotebookNode(grade=True, solution=False, locked=True, grade_id="test_long", points=1,
+                                          score=0, schema_version=3)
+    long.outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue=LONG_MESSAGE,
+                                           traceback=[f"AssertionError: {LONG_MESSAGE}"])]
+    widget = nbformat.v4.new_code_cell("window_widget")
+    widget.outputs = [nbformat.v4.new_output("display_data", data={
+        "application/vnd.jupyter.widget-view+json": {"model_id": "abc", "version_major": 2, "version_minor": 0},
+        "text/plain": "interactive(children=(IntSlider(value=4),))"})]
+    nb.cells[3:3] = [long, widget]
+    unanswered = next(c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("solution"))
+    unanswered.metadata.nbgrader["comment"] = "No response."   # as GetGrades sets it for an untouched exercise
+    code.metadata["tags"] = ["x alert alert-success panel-heading", "ok-tag"]   # tags become classes on the page
     return nb
 
 
@@ -122,6 +136,24 @@ def test_each_test_is_named_by_what_it_tests(page):
     assert "<code>test_greedy_decode</code>: greedy_decode follows the target&#x27;s argmax" in page
     assert what_it_tests({"source": '"""checks x."""\ncheck(x)', "metadata": {}}) == "checks x."
     assert what_it_tests({"source": "check(x)", "metadata": {"nbgrader": {"grade_id": "t1"}}}) == "t1"
+
+
+def test_the_index_names_each_unanswered_exercise(page):
+    """nbgrader's index listed the "No response." comment of each untouched exercise as a bare "Comment"."""
+    index = page[page.index('<div id="toc">'):page.index("</ol>", page.index('<div id="toc">'))]
+    assert ">Comment<" not in index
+    assert re.search(r'href="#comment-\w+"><code>\w+</code>: not answered</a>', index), index
+
+
+def test_a_failed_test_is_marked_for_its_message_first_and_tags_add_no_class(page):
+    assert "celltag_speclab-failed" in page and "celltag_ok-tag" in page
+    assert not re.search(r'class="[^"]*celltag_x\b', page), "a tag with spaces would add any class"
+
+
+def test_a_widget_says_it_is_live_in_jupyterlab(page):
+    """A widget's view needs a kernel and a script: the page says so in one line, under the widget's code."""
+    at = page.index("window_widget")
+    assert "live in JupyterLab" in page[at:at + 3000]
 
 
 def test_clean_html_keeps_code_highlighting_and_heading_anchors():
@@ -222,9 +254,75 @@ def test_the_page_shows_its_mathematics_and_figures_offline(page, playwright, tm
         widths = tab.evaluate("[...document.images].map(i => i.naturalWidth)")
         fraction = tab.evaluate("document.querySelector('mfrac') && document.querySelector('mfrac')"
                                 ".getBoundingClientRect().height")
+        order = tab.evaluate("['.output_wrapper', '.input'].map(s => document.querySelector("
+                             "'div.celltag_speclab-failed ' + s).getBoundingClientRect().top)")
+        boxes = tab.evaluate("[...document.querySelectorAll('div.output_area pre')].map(p => [p.scrollWidth, "
+                             "p.clientWidth, p.textContent.length])")
     finally:
         browser.close()
     assert not asked, f"the page asked the network for {asked}"
     assert len(sizes) > 20 and all(w > 0 for w in sizes), "every formula is laid out"
     assert fraction and fraction > 10, "a fraction is drawn as one (numerator over denominator), not as text"
     assert widths and all(w > 0 for w in widths), f"figures not drawn: {widths}"
+    assert order[0] < order[1], "a failed test's message is drawn above its source"
+    longest = max(boxes, key=lambda b: b[2])
+    assert longest[2] > len(LONG_MESSAGE) and longest[0] <= longest[1] + 1, (
+        f"a long failure message wraps inside its box: {longest[0]} px of text in a {longest[1]} px box")
+
+
+# ----------------------------------------------------------------------------- the reveal (grading/reveal.py)
+
+REVEAL = "Why the trust breaks: a draft kept on trust is wrong exactly where $q$'s argmax leaves $p$'s, $\\frac{a}{b}$."
+
+
+def revealed_pair():
+    """(source, student copy) of notebook 01 with a two-cell reveal after its Diagnose's test, the copy as the
+    release makes it (the pointer in the reveal's place)."""
+    from grading import reveal
+    from grading.course import source_notebook
+
+    source = nbformat.read(source_notebook(AID), as_version=4)
+    diagnose = reveal.diagnose_parts(source)[-1]
+    at = next(i for i, c in enumerate(source.cells) if c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+              == diagnose) + 1
+    run = [nbformat.v4.new_markdown_cell(REVEAL), nbformat.v4.new_markdown_cell("Real systems: **the same**.")]
+    for i, cell in enumerate(run):
+        cell.metadata["tags"], cell["id"] = ["reveal"], f"reveal-{i}"
+    source.cells[at:at] = run
+    copy, _ = reveal.RevealPointers().preprocess(nbformat.from_dict(source), {"nbgrader": {"assignment": AID}})
+    for cell in copy.cells:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade"):
+            cell.metadata.nbgrader["score"] = 1  # as GetGrades sets it
+    return source, copy, diagnose
+
+
+def test_the_reveal_is_on_the_page_where_its_pointer_sits():
+    from grading import reveal
+
+    source, copy, diagnose = revealed_pair()
+    forged = nbformat.v4.new_markdown_cell("FAKE REVEAL of my own")
+    forged.metadata["tags"] = ["reveal"]   # a submission's own cell tagged reveal is not drawn as the course's
+    copy.cells.insert(1, forged)
+    page = render(reveal.place_reveals(copy, source))
+    assert page.count('<div class="speclab-reveal">') == 1 and "FAKE REVEAL of my own" in page
+    box = page[page.index('<div class="speclab-reveal">'):]
+    assert box.index("The reveal") < box.index("Why the trust breaks") < box.index("Real systems")
+    assert "<math" in box[:box.index("Real systems")] and "$q$" not in page, "its maths typeset, offline"
+    assert page.index(f'name="{diagnose}"') < page.index('<div class="speclab-reveal">'), "under the Diagnose"
+    assert "REVEAL=1" not in page, "the pointer is replaced"
+    # a submission that lost its pointer still gets the reveal, after the cell above it in the source
+    lost = nbformat.from_dict(copy)
+    lost.cells = [c for c in lost.cells if reveal.POINTER_TAG not in c.metadata.get("tags", [])]
+    page = render(reveal.place_reveals(lost, source))
+    assert page.index(f'name="{diagnose}"') < page.index('<div class="speclab-reveal">')
+
+
+def test_every_feedback_path_places_the_reveal():
+    """make grade's feedback steps and nbgrader generate_feedback's (the course config) both place it."""
+    from grading import nbgrader_steps
+    from grading.course import load_config
+    from grading.grade import run
+    from grading.reveal import PlaceReveals
+
+    assert PlaceReveals in run.FEEDBACK and PlaceReveals in load_config().GenerateFeedback.preprocessors
+    assert nbgrader_steps.FEEDBACK == run.FEEDBACK

@@ -9,12 +9,13 @@ import re
 import nbformat
 import pytest
 
-from grading import sandbox
+from grading import reveal, sandbox
 from grading.course import generate_assignment, nbgrader_api, release_notebook, scratch_course
 from grading.grade.report import read_report
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:.*not in session.*")]
 AID = "01_branch_prediction"
+REVEAL = "Why it breaks, and the same mistake in a cache: a kept draft is trusted, $q \\ne p$."
 needs_bwrap = pytest.mark.skipif(not sandbox.available()[0], reason="bubblewrap cannot start here")
 
 
@@ -22,6 +23,11 @@ def hostile_course(root):
     """A course with the released student copy of AID submitted by `hostile`, with a cell of its own that
     writes outside its folder, reads the gradebook, tampers with builtins; and a markdown cell with a script."""
     scratch_course(root, [AID], release="copy")
+    source = nbformat.read(root / "solutions" / AID / f"{AID}.ipynb", as_version=4)
+    explain = nbformat.v4.new_markdown_cell(REVEAL)   # a reveal the committed student copy does not point to
+    explain.metadata["tags"] = ["reveal"]
+    source.cells.append(explain)
+    nbformat.write(source, root / "solutions" / AID / f"{AID}.ipynb")
     generate_assignment(AID, root=root, release_dir=root / ".release")
     nb = nbformat.read(release_notebook(AID, root), as_version=4)
     probe = (f"root = {str(root)!r}\n"
@@ -39,6 +45,7 @@ def hostile_course(root):
     folder = root / "submitted" / "hostile" / AID
     folder.mkdir(parents=True)
     nbformat.write(nb, folder / f"{AID}.ipynb")
+    reveal.record(folder, diagnose_passed=False)   # make check REVEAL=1 before the Diagnose passed
     return root
 
 
@@ -59,6 +66,7 @@ def test_autograde_and_feedback_run_the_sandbox_the_scan_and_the_notes(tmp_path)
 
     row = read_report(root)[(AID, "hostile")]
     assert row["flagged"] == "1" and "integrity:" in row["notes"] and "builtins" in row["notes"], row
+    assert reveal.SEEN_EARLY in row["notes"] and "not used when grading" not in row["notes"], row
     from nbgrader.api import Gradebook
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         assert gb.find_submission_notebook(AID, AID, "hostile").flagged, "the formgrader would not mark it"
@@ -68,6 +76,7 @@ def test_autograde_and_feedback_run_the_sandbox_the_scan_and_the_notes(tmp_path)
     page = (root / "feedback" / "hostile" / AID / f"{AID}.html").read_text()
     assert not re.search(r"<script[^>]*>[^<]*ATTACK", page) and "onerror" not in page  # its text may stay, inert
     assert "Grading notes" in page and "builtins" in html.unescape(page)
+    assert '<div class="speclab-reveal">' in page and "the same mistake in a cache" in page, "the source's reveal"
 
 
 def test_without_the_sandbox_it_refuses_and_names_make_grade(tmp_path, monkeypatch):

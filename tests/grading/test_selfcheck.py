@@ -126,3 +126,131 @@ def test_the_course_is_found_from_where_it_runs(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("SPECLAB_COURSE_ROOT", str(nowhere))
     with pytest.raises(NoCourse, match="not a course folder"):
         course_root()
+
+
+# ----------------------------------------------------------------------------- the reveal (grading/reveal.py)
+
+REVEAL = ("**Why.** A draft kept on trust is wrong exactly where the draft's argmax leaves the target's, "
+          "$\\arg\\max_x q(x) \\ne \\arg\\max_x p(x)$, and every token after it inherits the damage.")
+
+
+def revealed_course(tmp_path):
+    """A course folder with notebook 01's source carrying a reveal after its Diagnose's test, and the student
+    copy nbgrader's generate_assignment makes of it (the pointer in the reveal's place)."""
+    from grading import reveal
+
+    source = nbformat.read(source_notebook(AID), as_version=4)
+    at = next(i for i, c in enumerate(source.cells) if cells.grade_id(c) == reveal.diagnose_parts(source)[-1]) + 1
+    cell = nbformat.v4.new_markdown_cell(REVEAL)
+    cell.metadata["tags"] = ["reveal"]
+    source.cells.insert(at, cell)
+    return scratch_course(tmp_path / "course", [AID], sources={AID: source}, release="generate")
+
+
+def result_with(root, diagnose_points):
+    """A self-check result for notebook 01 with every part solved but the Diagnose, which got diagnose_points."""
+    from grading import reveal
+
+    source = nbformat.read(source_notebook(AID, root), as_version=4)
+    diagnose = reveal.diagnose_parts(source)
+    parts = [(gid, diagnose_points if gid in diagnose else pts, pts, "") for gid, pts in cells.graded_points(source).items()]
+    return {"aid": AID, "parts": parts}
+
+
+def test_the_reveal_waits_for_the_diagnose_or_is_asked_for_and_recorded(tmp_path, capsys):
+    from grading import reveal
+
+    root = revealed_course(tmp_path)
+    mine = root / "work" / AID
+    selfcheck.show_reveal(root, result_with(root, 0), folder=mine)
+    out = capsys.readouterr().out
+    assert "A draft kept on trust" not in out and "make check NB=01 REVEAL=1" in out and not mine.exists()
+
+    selfcheck.show_reveal(root, result_with(root, 2), folder=mine)
+    out = capsys.readouterr().out
+    assert "the reveal of 01_branch_prediction ==" in out and "A draft kept on trust" in out
+    assert "$\\arg\\max_x q(x) \\ne \\arg\\max_x p(x)$" in out and "**" not in out, "plain text, maths as TeX"
+    assert max(map(len, out.splitlines())) <= 92 and not mine.exists(), "wrapped; a passed Diagnose is not recorded"
+
+    selfcheck.show_reveal(root, result_with(root, 0), asked=True, folder=mine)
+    out = capsys.readouterr().out
+    assert "A draft kept on trust" in out and "before your Diagnose passed" in out
+    assert reveal.seen_note(mine).startswith(reveal.SEEN_EARLY)
+
+
+def test_an_asked_for_reveal_reaches_the_grader_through_nbgrader_submit(tmp_path, capsys, monkeypatch):
+    """make check NB=01 REVEAL=1 on an untouched copy: the reveal is shown and recorded beside the notebook; the
+    folder handed in as nbgrader submit copies it carries the record; make grade flags it in its report and
+    grades.csv, and the feedback page shows the reveal where its pointer was."""
+    import csv
+
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.utils import ignore_patterns
+
+    from grading import reveal, sandbox
+    from grading.grade import grade
+
+    root = revealed_course(tmp_path)
+    work = root / "work" / AID
+    work.mkdir(parents=True)
+    shutil.copyfile(release_notebook(AID, root), work / f"{AID}.ipynb")
+    monkeypatch.setenv("SPECLAB_COURSE_ROOT", str(root))
+    assert selfcheck.main([AID, "--reveal"]) == 0
+    out = capsys.readouterr().out
+    assert "A draft kept on trust" in out and (work / reveal.RECORD).is_file()
+
+    course = CourseDirectory()
+    handed_in = root / "submitted" / "ann" / AID
+    shutil.copytree(work, handed_in, ignore=ignore_patterns(exclude=course.ignore, include=course.include,
+                                                            max_file_size=course.max_file_size))
+    assert (handed_in / reveal.RECORD).is_file(), "nbgrader submit's copy carries the record"
+    [res] = grade(root, workers=1, quiet=True, sandbox=sandbox.available()[0])
+    assert any(n.startswith(reveal.SEEN_EARLY) for n in res.notes) and res.flagged, res.notes
+    assert not any(reveal.RECORD in n for n in res.notes), "the record is not a stray file"
+    with open(root / "grades.csv", newline="") as f:
+        [row] = [r for r in csv.DictReader(f) if r["student_id"] == "ann"]
+    assert reveal.SEEN_EARLY in row["review"]
+    page = (root / "feedback" / "ann" / AID / f"{AID}.html").read_text()
+    assert '<div class="speclab-reveal">' in page and "A draft kept on trust" in page
+    assert "records that you asked" not in page, "the pointer is replaced"
+
+
+def test_the_reveal_record_is_read_as_the_students_file(tmp_path):
+    """The record is the student's: a reveal asked for after the Diagnose passed is no note; one that is not the
+    self-check's record (edited, garbage, huge) is flagged for a person, never a crash."""
+    from grading import reveal
+
+    assert reveal.seen_note(tmp_path) is None, "no record, no note"
+    reveal.record(tmp_path, diagnose_passed=True)
+    assert reveal.seen_note(tmp_path) is None
+    reveal.record(tmp_path, diagnose_passed=False, when="2026-12-01T10:00:00Z")
+    assert reveal.seen_note(tmp_path) == f"{reveal.SEEN_EARLY} (make check REVEAL=1, first at 2026-12-01T10:00:00Z)"
+    for garbage in (b"\xff\xfe", b'{"revealed": 3}', b"[1, 2]", b"x" * (reveal.MAX_RECORD_BYTES + 1)):
+        (tmp_path / reveal.RECORD).write_bytes(garbage)
+        assert "could not be read" in reveal.seen_note(tmp_path)
+
+
+def test_the_reveal_as_terminal_text():
+    from grading.reveal import as_terminal_text
+
+    text = as_terminal_text("## Why\n\nA **long** paragraph " + "word " * 40 + "with $\\frac{a}{b} + c + d$ kept and "
+                            "[a link](https://example.org).\n\n* an item " + "item " * 30 + "\n\n```python\nx = 1\n```",
+                            width=60)
+    lines = text.splitlines()
+    assert lines[0] == "Why" and all(len(ln) <= 60 for ln in lines), text
+    assert any("$\\frac{a}{b} + c + d$" in ln for ln in lines), "a formula is never broken across lines"
+    assert "**" not in text and "a link (https://example.org)" in text
+    assert any(ln.startswith("  item") for ln in lines), "a list item's lines hang under its text"
+    assert "    x = 1" in lines
+
+
+def test_make_check_reveal_variable():
+    import subprocess
+
+    from grading.course import REPO
+
+    def dry(*args):
+        return subprocess.run(["make", "-n", "-o", "setup", "-o", ".venv/.installed", "check", *args], cwd=REPO,
+                              capture_output=True, text=True, check=True).stdout
+    assert "grading.selfcheck 04 --reveal" in dry("NB=04", "REVEAL=1")
+    assert "--reveal" not in dry("NB=04") and "--reveal" not in dry("NB=04", "REVEAL=0")
