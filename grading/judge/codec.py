@@ -62,11 +62,13 @@ REGISTRY = {
 }
 
 # The fields of a course object an exercise's changes reach the test's own object through (the test reads them
-# back: a ScriptedRNG counts the uniforms drawn, that is what it is for; so does a numpy Generator's state, as
-# a test that calls an exercise many times on one generator needs it to move on). Any other change to an argument
+# back: a ScriptedRNG counts the uniforms drawn, that is what it is for; a KV cache holds what the exercise's
+# forwards put there, which 10's tests read and hand to the next call; so does a numpy Generator's state, as a
+# test that calls an exercise many times on one generator needs it to move on). Any other change to an argument
 # reaches only a copy, unless the test declares the argument an output (speclab.isolate.outputs): a Transformer
 # whose head an exercise zeroes stays as the test (and the course's cache of models) made it.
-OUTPUTS = {"speclab.sampling:ScriptedRNG": ("calls",)}
+OUTPUTS = {"speclab.sampling:ScriptedRNG": ("calls",),
+           "speclab.transformer:Cache": ("k", "v", "length")}  # 10: what a forward fills, a rollback cuts
 
 # Course functions the kernel may name (it holds them from its course cells and hands them back: 07's tests see
 # step_time so); the judge looks a name up in this table only. The judge never sends a function by name: the

@@ -367,10 +367,13 @@ class Judge:
         fn = callbacks[cid] if cid in callbacks else self.standing[cid]
         shared.apply(msg.get("sync"), dec)
 
+        handed = []
+
         def run():
             args, kwargs = _call_of(msg, dec)
+            handed.append(args)
             return fn(*args, **kwargs)
-        return _answer(run, self._hook(None, originals), shared)
+        return _answer(run, self._hook(None, originals), shared, msg, handed)
 
     # the kernel, by reference
     def _by_reference(self, x):
@@ -423,8 +426,10 @@ class Judge:
             if name not in codec.public_methods(obj):
                 raise AttributeError(f"the grader's object has no method {name!r}")
             args, kwargs = _call_of(msg, dec)
+            handed.append(args)
             return getattr(obj, name)(*args, **kwargs)
-        return _answer(run, self._result_hook(callbacks, originals), shared)
+        handed = []
+        return _answer(run, self._result_hook(callbacks, originals), shared, msg, handed)
 
     def alone(self, namespace, **stand_ins):
         """speclab.isolate.alone, in the kernel too: the student's later exercise calls the stand-ins."""
@@ -471,9 +476,11 @@ def _call_of(msg, dec):
     return args, kwargs
 
 
-def _answer(run, hook, shared):
+def _answer(run, hook, shared, msg, handed):
     """The judge's answer to a callback: run()'s result encoded with hook, or the error it raised (Late goes
-    on: the cell stops), with the arguments' changes since the last crossing."""
+    on: the cell stops), with the call's arguments' changes since the last crossing, and what the judge's
+    function did to the kernel's own objects it was handed by value (`back`: a KV cache the course's
+    verify_block filled, called back from 10's loop)."""
     try:
         answer = {"ok": encode(run(), hook)}
     except Late:
@@ -482,9 +489,21 @@ def _answer(run, hook, shared):
         answer = {"exc": codec.error_of(e)}
     try:
         answer["sync"] = shared.changes()
+        answer["back"] = _given_back(msg.get("args"), handed[0]) if handed else {}
     except CodecError:
         pass
     return answer
+
+
+def _given_back(sent, args):
+    """{position: new state} of the positional arguments the kernel sent by value that the call changed."""
+    out = {}
+    for i, (j, x) in enumerate(zip(sent if type(sent) is list else (), args)):
+        if codec.mutable(x) and not (type(j) is dict and set(j) & {"ref", "held", "keep", "rm", "cb"}):
+            now = encode(x, plain_hook)
+            if now != j:
+                out[str(i)] = now
+    return out
 
 
 class _Both:
