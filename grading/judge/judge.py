@@ -2,7 +2,7 @@
 
 Its namespace is built from the SOURCE notebook's own course cells (only those the tests need: a backward
 slice over names), with each exercise (a name a solution cell defines) bound to a Proxy. A proxy call
-sends its arguments to the kernel by value (agent.py's codec), runs the student's function there, and
+sends its arguments to the kernel by value (codec.py), runs the student's function there, and
 gets back the result by value, the arguments the function changed, or the error it raised.
 """
 import ast
@@ -17,7 +17,7 @@ from nbformat.notebooknode import NotebookNode
 
 from ..cells import grade_id, is_graded, is_solution
 from ..integrity.syntax import free_names
-from . import codec
+from . import codec, remote
 from .codec import FUNCTIONS, HOLD, PLAIN, CodecError, Shared, course_object, decode, digest, encode, full_name, plain_hook
 
 STREAM_CAP = 100_000  # characters of the kernel's prints kept per call (CapOutput trims further)
@@ -378,14 +378,14 @@ class Judge:
     # the kernel, by reference
     def _by_reference(self, x):
         """{'rm': [id, its public methods]} for an object that stays here and is used from the kernel through a
-        Remote (the same id for the same object during a call), or None if it may not (codec.remotable)."""
-        if not codec.remotable(x):
+        Remote (the same id for the same object during a call), or None if it may not (remote.remotable)."""
+        if not remote.remotable(x):
             return None
         rid = self.remote_ids.get(id(x))
         if rid is None or self.remotes.get(rid) is not x:
             rid = next(self._rids)
             self.remotes[rid], self.remote_ids[id(x)] = x, rid  # held, so that its id is not reused
-        return {"rm": [rid, codec.public_methods(x)]}
+        return {"rm": [rid, remote.public_methods(x)]}
 
     def _result_hook(self, callbacks, originals):
         """How what a remote object's attribute or method gives crosses: plain data by value, an argument of the
@@ -400,7 +400,7 @@ class Judge:
             if type(x) is Proxy:
                 return {"kfn": x._name}
             if callable(x):
-                return {"cb": self._register(callbacks, x)} if codec.ours(x) else None
+                return {"cb": self._register(callbacks, x)} if remote.ours(x) else None
             return self._by_reference(x)
         return hook
 
@@ -423,7 +423,7 @@ class Judge:
                     return getattr(obj, name)
                 except AttributeError:
                     raise AttributeError(f"the grader's object has no attribute {name!r}") from None
-            if name not in codec.public_methods(obj):
+            if name not in remote.public_methods(obj):
                 raise AttributeError(f"the grader's object has no method {name!r}")
             args, kwargs = _call_of(msg, dec)
             handed.append(args)
