@@ -12,7 +12,7 @@ import json
 
 try:
     from .codec import (FUNCTIONS, PLAIN, CodecError, Missing, Shared, course_object, decode, encode, error_of, fresh,
-                        full_name, mutable, plain_hook)
+                        full_name, mutable, plain_hook, update_in_place)
 except ImportError:  # in the kernel: codec.py's text ran first, in this module's own namespace
     pass
 
@@ -199,6 +199,10 @@ class Agent:
             raise RuntimeError("the judge sent a malformed answer")
         if self.shared:
             self.shared.apply(answer.get("sync"), self._dec_hook)
+        back = answer.get("back")
+        for i, j in (back.items() if type(back) is dict else ()):  # what the judge's function did to them
+            if type(i) is str and i.isdigit() and int(i) < len(args):
+                update_in_place(args[int(i)], decode(j, self._dec_hook))
         if "exc" in answer:
             base, name, text = answer["exc"]
             cls = getattr(builtins, base, None)

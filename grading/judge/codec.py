@@ -17,69 +17,21 @@ FUNCTIONS (its name, looked up in that table only), a large dict lent by handle 
 import base64
 import builtins
 import json
-import types
 
 import numpy as np
 
 KINDS = "biufc"          # bool, signed, unsigned, float, complex: plain bytes, nothing to run
 MAX_DEPTH = 64
 SCALARS = {np.dtype(c).type for c in "?bhilqBHILQefdgFD"}
-COURSE = "speclab"  # the only package whose functions and classes cross by name
 PLAIN = {type(None), bool, int, float, str, list, tuple, dict, set, frozenset, np.ndarray} | SCALARS
 HASHABLE = {type(None), bool, int, float, str, tuple, frozenset} | SCALARS  # what a set received may hold
 JSON_SCALARS = {type(None), bool, int, float, str}  # each encodes to itself (a hook has nothing to say of one)
 
 
-def _floats(x):
-    return type(x) is list and all(type(u) is float and 0.0 <= u < 1.0 for u in x)
-
-
-def _count(x):
-    return type(x) is int and x >= 0
-
-
-def _float_array(ndim):
-    return lambda x: type(x) is np.ndarray and x.dtype.kind == "f" and x.ndim == ndim
-
-
-def _weights(x):
-    return type(x) is dict and all(type(k) is str and type(v) is np.ndarray and v.dtype.kind == "f"
-                                   for k, v in x.items())
-
-
-def _text(x):
-    return type(x) is str and len(x) <= 200
-
-
-# The course classes whose instances cross by their fields, with a check of each field: the whole list (what
-# tests hand the kernel and what the kernel hands back, seen crossing when every notebook's reference solution
-# was judged). Any other object of the course's stays in the judge (a Remote in the kernel) or does not cross.
-REGISTRY = {
-    "speclab.sampling:ScriptedRNG": {"uniforms": _floats, "calls": _count},
-    "speclab.transformer:Cache": {"k": _float_array(4), "v": _float_array(4), "length": _count},
-    "speclab.transformer:Transformer": {"w": _weights, "n_layer": _count, "n_head": _count, "d": _count,
-                                        "name": _text},
-}
-
-# The fields of a course object an exercise's changes reach the test's own object through (the test reads them
-# back: a ScriptedRNG counts the uniforms drawn, that is what it is for; so does a numpy Generator's state, as
-# a test that calls an exercise many times on one generator needs it to move on). Any other change to an argument
-# reaches only a copy, unless the test declares the argument an output (speclab.isolate.outputs): a Transformer
-# whose head an exercise zeroes stays as the test (and the course's cache of models) made it.
-OUTPUTS = {"speclab.sampling:ScriptedRNG": ("calls",)}
-
-# Course functions the kernel may name (it holds them from its course cells and hands them back: 07's tests see
-# step_time so); the judge looks a name up in this table only. The judge never sends a function by name: the
-# kernel gets a callback, so nothing in the kernel resolves a name into the course's code.
-FUNCTIONS = frozenset(
-    f"speclab.{m}:{f}" for m, fs in {
-        "speculative": "accept_prob acceptance_rate greedy_decode speculative_greedy trusting_greedy residual "
-                       "speculative_sample tv_distance verify_round",
-        "onetoken": "swapped_accept_prob",
-        "hardware": "best_gain explainer_step_time forward_macs step_time weight_bytes",
-        "candidates": "shortcut_sample",
-        "realspec": "verify_block",
-    }.items() for f in fs.split())
+try:
+    from .registry import FUNCTIONS, OUTPUTS, REGISTRY
+except ImportError:  # in the kernel: registry.py's text ran first, in this module's own namespace
+    pass
 
 
 # A dict of at least HOLD entries, an argument or inside one, is sent once per kernel and then named by a
@@ -314,40 +266,6 @@ def mutable(x):
     if type(x) in (list, dict, set, np.ndarray, np.random.Generator):
         return True
     return not callable(x) and course_object(x, None) is not None  # a callable one stays with the judge
-
-
-def _module_of(x):
-    """The module a function, method or class was defined in; an other object's class's."""
-    if isinstance(x, (types.FunctionType, types.MethodType, type)):
-        return getattr(x, "__module__", None)
-    return getattr(type(x), "__module__", None)
-
-
-def ours(x):
-    """Defined by the notebook's cells or a test's (the judge runs them as __main__) or by the course: what
-    may stay in the judge and be used from the kernel through a callback or a Remote, never a library's
-    function or object (a module, os.system, a frame)."""
-    m = _module_of(x)
-    return type(m) is str and (m == "__main__" or m == COURSE or m.startswith(COURSE + "."))
-
-
-def remotable(x):
-    """Can x cross by reference (a Remote in the kernel)? An instance of a plain class of ours that is not
-    callable (a callable is called back instead)."""
-    cls = type(x)
-    return type(cls) is type and not callable(x) and ours(x)
-
-
-def public_methods(x):
-    """The names of x's public methods (plain functions of its class, not shadowed by an attribute of its own):
-    what a Remote calls in one crossing; every other public name is read from the judge."""
-    names = set()
-    for klass in reversed(type(x).__mro__):
-        for k, v in vars(klass).items():
-            if type(k) is str and not k.startswith("_"):
-                (names.add if isinstance(v, types.FunctionType) else names.discard)(k)
-    own = getattr(x, "__dict__", None)
-    return sorted(names - set(own) if isinstance(own, dict) else names)
 
 
 def plain_hook(x):

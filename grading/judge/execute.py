@@ -33,7 +33,7 @@ from traitlets import Bool, Unicode
 from .. import sandbox as sandboxes
 from ..cells import grade_id
 from ..grade.kernel import RobustExecute
-from . import agent, codec
+from . import agent, codec, registry
 from .judge import STREAM_CAP, Dead, Judge, Late, Refused, _error, append_stream, is_test
 
 # Notebooks graded the old way (tests in the kernel), with the reason: none now (08 and 10 were, until
@@ -42,7 +42,9 @@ OPT_OUT = {}
 
 JUDGE_OPTED_OUT = "SPECLAB_JUDGE_OPTED_OUT"  # =1: judge these too (to measure them: devtools/benches/judge.py)
 
-CODEC, AGENT = Path(codec.__file__).read_text(), Path(agent.__file__).read_text()
+# the registry's text, then the codec's, run in one module (the codec's import of the registry fails there)
+CODEC = Path(registry.__file__).read_text() + "\n" + Path(codec.__file__).read_text()
+AGENT = Path(agent.__file__).read_text()
 BOOT = ("def __speclab_boot__(*sources):\n"
         "    import types\n"
         "    m = types.ModuleType('speclab_judge_agent')\n"

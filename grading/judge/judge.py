@@ -2,7 +2,7 @@
 
 Its namespace is built from the SOURCE notebook's own course cells (only those the tests need: a backward
 slice over names), with each exercise (a name a solution cell defines) bound to a Proxy. A proxy call
-sends its arguments to the kernel by value (agent.py's codec), runs the student's function there, and
+sends its arguments to the kernel by value (codec.py), runs the student's function there, and
 gets back the result by value, the arguments the function changed, or the error it raised.
 """
 import ast
@@ -17,7 +17,7 @@ from nbformat.notebooknode import NotebookNode
 
 from ..cells import grade_id, is_graded, is_solution
 from ..integrity.syntax import free_names
-from . import codec
+from . import codec, remote
 from .codec import FUNCTIONS, HOLD, PLAIN, CodecError, Shared, course_object, decode, digest, encode, full_name, plain_hook
 
 STREAM_CAP = 100_000  # characters of the kernel's prints kept per call (CapOutput trims further)
@@ -367,22 +367,25 @@ class Judge:
         fn = callbacks[cid] if cid in callbacks else self.standing[cid]
         shared.apply(msg.get("sync"), dec)
 
+        handed = []
+
         def run():
             args, kwargs = _call_of(msg, dec)
+            handed.append(args)
             return fn(*args, **kwargs)
-        return _answer(run, self._hook(None, originals), shared)
+        return _answer(run, self._hook(None, originals), shared, msg, handed)
 
     # the kernel, by reference
     def _by_reference(self, x):
         """{'rm': [id, its public methods]} for an object that stays here and is used from the kernel through a
-        Remote (the same id for the same object during a call), or None if it may not (codec.remotable)."""
-        if not codec.remotable(x):
+        Remote (the same id for the same object during a call), or None if it may not (remote.remotable)."""
+        if not remote.remotable(x):
             return None
         rid = self.remote_ids.get(id(x))
         if rid is None or self.remotes.get(rid) is not x:
             rid = next(self._rids)
             self.remotes[rid], self.remote_ids[id(x)] = x, rid  # held, so that its id is not reused
-        return {"rm": [rid, codec.public_methods(x)]}
+        return {"rm": [rid, remote.public_methods(x)]}
 
     def _result_hook(self, callbacks, originals):
         """How what a remote object's attribute or method gives crosses: plain data by value, an argument of the
@@ -397,7 +400,7 @@ class Judge:
             if type(x) is Proxy:
                 return {"kfn": x._name}
             if callable(x):
-                return {"cb": self._register(callbacks, x)} if codec.ours(x) else None
+                return {"cb": self._register(callbacks, x)} if remote.ours(x) else None
             return self._by_reference(x)
         return hook
 
@@ -420,11 +423,13 @@ class Judge:
                     return getattr(obj, name)
                 except AttributeError:
                     raise AttributeError(f"the grader's object has no attribute {name!r}") from None
-            if name not in codec.public_methods(obj):
+            if name not in remote.public_methods(obj):
                 raise AttributeError(f"the grader's object has no method {name!r}")
             args, kwargs = _call_of(msg, dec)
+            handed.append(args)
             return getattr(obj, name)(*args, **kwargs)
-        return _answer(run, self._result_hook(callbacks, originals), shared)
+        handed = []
+        return _answer(run, self._result_hook(callbacks, originals), shared, msg, handed)
 
     def alone(self, namespace, **stand_ins):
         """speclab.isolate.alone, in the kernel too: the student's later exercise calls the stand-ins."""
@@ -471,9 +476,11 @@ def _call_of(msg, dec):
     return args, kwargs
 
 
-def _answer(run, hook, shared):
+def _answer(run, hook, shared, msg, handed):
     """The judge's answer to a callback: run()'s result encoded with hook, or the error it raised (Late goes
-    on: the cell stops), with the arguments' changes since the last crossing."""
+    on: the cell stops), with the call's arguments' changes since the last crossing, and what the judge's
+    function did to the kernel's own objects it was handed by value (`back`: a KV cache the course's
+    verify_block filled, called back from 10's loop)."""
     try:
         answer = {"ok": encode(run(), hook)}
     except Late:
@@ -482,9 +489,21 @@ def _answer(run, hook, shared):
         answer = {"exc": codec.error_of(e)}
     try:
         answer["sync"] = shared.changes()
+        answer["back"] = _given_back(msg.get("args"), handed[0]) if handed else {}
     except CodecError:
         pass
     return answer
+
+
+def _given_back(sent, args):
+    """{position: new state} of the positional arguments the kernel sent by value that the call changed."""
+    out = {}
+    for i, (j, x) in enumerate(zip(sent if type(sent) is list else (), args)):
+        if codec.mutable(x) and not (type(j) is dict and set(j) & {"ref", "held", "keep", "rm", "cb"}):
+            now = encode(x, plain_hook)
+            if now != j:
+                out[str(i)] = now
+    return out
 
 
 class _Both:
