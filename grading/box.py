@@ -145,7 +145,7 @@ def command(folder, source=None, memory=0, cpu=0, argv=None):
                 made.add(str(parent))
                 args += ["--perms", "0755", "--dir", str(parent)]
         args += ["--ro-bind", host, inside]
-    args += ["--bind", str(folder), str(folder), "--remount-ro", "/"]
+    args += ["--bind", str(folder), str(folder), "--remount-ro", "/", "--chdir", "/tmp"]
     for k, v in sorted(environment().items()):
         args += ["--setenv", k, v]
     python = sandboxes.python()

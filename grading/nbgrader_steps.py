@@ -9,8 +9,9 @@ formgrader's Autograde and Generate Feedback buttons: the same sandbox, integrit
   older release had, is put back as `make grade`'s intake does, so nbgrader's OverwriteCells can grade it;
 - CourseIntake (first of the autograde steps): refuses, naming `make grade`, where the sandbox cannot
   start; runs the integrity scan and removes the flagged lines;
-- Sandboxed: `make grade`'s execution (JudgeExecute: RobustExecute with the hidden tests run by the judge,
-  outside the kernel), every kernel in the sandbox, with its memory and CPU limits;
+- Sandboxed: `make grade`'s execution (BoxedExecute: the kernel and the judge that runs the hidden tests, in a
+  fresh sandbox of their own, grading/box.py, never in the server's process), every kernel in the sandbox,
+  with its memory and CPU limits;
 - CourseNotes (last): the notes on what happened (flagged in the gradebook, so the formgrader marks the
   submission; written to autograded/grading-report.csv, so grades.csv's `review` column has them);
 - CourseFeedback (the feedback exporter): the sanitised page of `make grade`, with its "Grading notes"
