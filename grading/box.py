@@ -24,6 +24,7 @@ inside unmounts (holding, for that moment only, the capabilities of its own user
 to its user id and starts Python. Measured here (Linux 6.18, bwrap 0.8, as root): nested unprivileged
 bwrap fails on `mount proc` otherwise.
 """
+import functools
 import json
 import os
 import shutil
@@ -93,6 +94,30 @@ except OSError:  # a grader that is not root: a user namespace of our own, where
             f.write(text)
 os.execv(sys.argv[2], sys.argv[2:])
 """
+
+
+def available():
+    """(True, "") if both sandboxes can start here, the judge's with the kernel's nested in it; else (False, why)."""
+    ok, why = sandboxes.available()
+    return (ok, why) if not ok else _box_starts()
+
+
+@functools.lru_cache(maxsize=1)
+def _box_starts():
+    folder = Path(tempfile.mkdtemp(prefix="speclab-box-"))
+    try:
+        prepare(folder, judge_uid(folder))
+        probe = subprocess.run(command(folder, argv=[sandboxes.python(), "-I", "-S", "-c", "pass"]),
+                               capture_output=True, text=True, timeout=120,
+                               env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+    except (OSError, subprocess.SubprocessError) as e:
+        return False, f"the judge's sandbox could not run ({type(e).__name__}: {e})"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if probe.returncode:
+        why = (probe.stderr.strip().splitlines() or ["?"])[-1]
+        return False, f"the judge's sandbox cannot start here ({why})"
+    return True, ""
 
 
 def judge_uid(folder):

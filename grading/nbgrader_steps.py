@@ -31,6 +31,7 @@ from . import integrity
 from . import sandbox as sandboxes
 from .grade.feedback import FeedbackExporter
 from .grade.intake import Result, compare_with_release
+from . import box
 from .box import BoxedExecute
 from .judge.execute import JudgeExecute
 from .grade.merge import NOTES_START, notes_html
@@ -97,7 +98,7 @@ class CourseIntake(NbGraderPreprocessor):
     """First of the autograde steps: no sandbox, no grading; then the integrity scan, as in `make grade`."""
 
     def preprocess(self, nb, resources):
-        ok, why = sandboxes.available()
+        ok, why = box.available()
         if not ok:
             raise NotSandboxed(refusal(why))
         student, aid, name = _key(resources)
@@ -126,7 +127,7 @@ class Sandboxed:
     would for one worker)."""
 
     def preprocess(self, nb, resources=None, km=None):
-        ok, why = sandboxes.available()
+        ok, why = box.available()
         if not ok:
             raise NotSandboxed(refusal(why))
         self._folder = tempfile.mkdtemp(prefix="speclab-kernel-")
