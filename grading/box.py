@@ -163,14 +163,14 @@ def command(folder, source=None, memory=0, cpu=0, argv=None):
     args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(DISK), "--tmpfs", "/tmp",
              "--perms", "1777", "--dir", "/tmp/home", "--perms", "1777", "--dir", "/tmp/mpl"]
     made = {"/tmp", "/tmp/mpl"}
-    for host, inside in ro_binds(source):
+    for how, host, inside in [("--ro-bind", *b) for b in ro_binds(source)] + [("--bind", str(folder), str(folder))]:
         for parent in reversed(Path(inside).parents):  # bwrap would make them 0700: the judge's user could not enter
             if str(parent) != "/" and str(parent) not in made and not any(
                     str(parent) == s or str(parent).startswith(s + "/") for s in sandboxes.SYSTEM):
                 made.add(str(parent))
                 args += ["--perms", "0755", "--dir", str(parent)]
-        args += ["--ro-bind", host, inside]
-    args += ["--bind", str(folder), str(folder), "--remount-ro", "/", "--chdir", "/tmp"]
+        args += [how, host, inside]
+    args += ["--remount-ro", "/", "--chdir", "/tmp"]
     for k, v in sorted(environment().items()):
         args += ["--setenv", k, v]
     python = sandboxes.python()
