@@ -30,6 +30,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -216,21 +217,60 @@ def run(step, nb, resources, source, timeout):
         info = (resources or {}).get("nbgrader", {})
         job = {"settings": settings(step), "kernel": {k: v for k, v in km.items() if isinstance(v, (int, float))},
                "assignment": info.get("assignment", ""), "notebook": info.get("notebook", ""),
-               "source": str(source or "")}
+               "source": str(source or ""), "progress": step.on_cell_start is not None}
         (folder / "job.json").write_text(json.dumps(job))
         nbformat.write(nb, folder / "in.ipynb")
         for name in ("job.json", "in.ipynb"):
             os.chmod(folder / name, 0o444)
         cmd = command(folder, source, box_memory(memory), int(cpu or timeout))
-        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
-                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+        code, stderr = wait(cmd, timeout, folder / "progress", lambda i: hook(step, nb, i))
         verdict = read_verdict(folder / "verdict.json")
-        if done.returncode or not verdict.get("ok"):
-            tail = (verdict.get("error") or done.stderr.decode(errors="replace")[-300:] or f"exit {done.returncode}")
+        if code or not verdict.get("ok"):
+            tail = (verdict.get("error") or stderr[-300:] or f"exit {code}")
             raise RuntimeError(f"the judge's sandbox failed: {str(tail)[:300]}")
         return read_outputs(folder / "out.ipynb", len(nb.cells)), verdict
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def wait(cmd, timeout, progress, started):
+    """Run the box; while it runs, `started(i)` for each cell index it names in `progress` (make check's lines)."""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+        deadline, seen = time.monotonic() + timeout, 0
+        while True:
+            try:
+                code = proc.wait(timeout=0.3)
+            except subprocess.TimeoutExpired:
+                code = None
+            seen = follow(progress, seen, started)
+            if code is not None:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+                proc.wait()
+                raise subprocess.TimeoutExpired(cmd, timeout)
+        err.seek(0)
+        return code, err.read()[-4000:].decode(errors="replace")
+
+
+def follow(progress, seen, started):
+    try:
+        with open(progress, "rb") as f:
+            lines = f.read(1 << 16).split(b"\n")[:-1]
+    except OSError:
+        return seen
+    for line in lines[seen:]:
+        if line.isdigit():
+            started(int(line))
+    return max(seen, len(lines))
+
+
+def hook(step, nb, index):
+    """nbclient's on_cell_start, in this process, with this process's own cell (the box names only its index)."""
+    if step.on_cell_start is not None and 0 <= index < len(nb.cells):
+        step.on_cell_start(cell=nb.cells[index], cell_index=index)
 
 
 def read_verdict(path):
