@@ -24,11 +24,13 @@ inside unmounts (holding, for that moment only, the capabilities of its own user
 to its user id and starts Python. Measured here (Linux 6.18, bwrap 0.8, as root): nested unprivileged
 bwrap fails on `mount proc` otherwise.
 """
+import functools
 import json
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -95,6 +97,30 @@ os.execv(sys.argv[2], sys.argv[2:])
 """
 
 
+def available():
+    """(True, "") if both sandboxes can start here, the judge's with the kernel's nested in it; else (False, why)."""
+    ok, why = sandboxes.available()
+    return (ok, why) if not ok else _box_starts()
+
+
+@functools.lru_cache(maxsize=1)
+def _box_starts():
+    folder = Path(tempfile.mkdtemp(prefix="speclab-box-"))
+    try:
+        prepare(folder, judge_uid(folder))
+        probe = subprocess.run(command(folder, argv=[sandboxes.python(), "-I", "-S", "-c", "pass"]),
+                               capture_output=True, text=True, timeout=120,
+                               env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+    except (OSError, subprocess.SubprocessError) as e:
+        return False, f"the judge's sandbox could not run ({type(e).__name__}: {e})"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if probe.returncode:
+        why = (probe.stderr.strip().splitlines() or ["?"])[-1]
+        return False, f"the judge's sandbox cannot start here ({why})"
+    return True, ""
+
+
 def judge_uid(folder):
     """The judge's user id: a root grader's unused one (as its kernels'); otherwise only a name in its namespace."""
     return sandboxes.kernel_uid(folder) or 1000
@@ -138,14 +164,14 @@ def command(folder, source=None, memory=0, cpu=0, argv=None):
     args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(DISK), "--tmpfs", "/tmp",
              "--perms", "1777", "--dir", "/tmp/home", "--perms", "1777", "--dir", "/tmp/mpl"]
     made = {"/tmp", "/tmp/mpl"}
-    for host, inside in ro_binds(source):
+    for how, host, inside in [("--ro-bind", *b) for b in ro_binds(source)] + [("--bind", str(folder), str(folder))]:
         for parent in reversed(Path(inside).parents):  # bwrap would make them 0700: the judge's user could not enter
             if str(parent) != "/" and str(parent) not in made and not any(
                     str(parent) == s or str(parent).startswith(s + "/") for s in sandboxes.SYSTEM):
                 made.add(str(parent))
                 args += ["--perms", "0755", "--dir", str(parent)]
-        args += ["--ro-bind", host, inside]
-    args += ["--bind", str(folder), str(folder), "--remount-ro", "/"]
+        args += [how, host, inside]
+    args += ["--remount-ro", "/", "--chdir", "/tmp"]
     for k, v in sorted(environment().items()):
         args += ["--setenv", k, v]
     python = sandboxes.python()
@@ -191,21 +217,60 @@ def run(step, nb, resources, source, timeout):
         info = (resources or {}).get("nbgrader", {})
         job = {"settings": settings(step), "kernel": {k: v for k, v in km.items() if isinstance(v, (int, float))},
                "assignment": info.get("assignment", ""), "notebook": info.get("notebook", ""),
-               "source": str(source or "")}
+               "source": str(source or ""), "progress": step.on_cell_start is not None}
         (folder / "job.json").write_text(json.dumps(job))
         nbformat.write(nb, folder / "in.ipynb")
         for name in ("job.json", "in.ipynb"):
             os.chmod(folder / name, 0o444)
         cmd = command(folder, source, box_memory(memory), int(cpu or timeout))
-        done = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
-                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+        code, stderr = wait(cmd, timeout, folder / "progress", lambda i: hook(step, nb, i))
         verdict = read_verdict(folder / "verdict.json")
-        if done.returncode or not verdict.get("ok"):
-            tail = (verdict.get("error") or done.stderr.decode(errors="replace")[-300:] or f"exit {done.returncode}")
+        if code or not verdict.get("ok"):
+            tail = (verdict.get("error") or stderr[-300:] or f"exit {code}")
             raise RuntimeError(f"the judge's sandbox failed: {str(tail)[:300]}")
         return read_outputs(folder / "out.ipynb", len(nb.cells)), verdict
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def wait(cmd, timeout, progress, started):
+    """Run the box; while it runs, `started(i)` for each cell index it names in `progress` (make check's lines)."""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+        deadline, seen = time.monotonic() + timeout, 0
+        while True:
+            try:
+                code = proc.wait(timeout=0.3)
+            except subprocess.TimeoutExpired:
+                code = None
+            seen = follow(progress, seen, started)
+            if code is not None:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+                proc.wait()
+                raise subprocess.TimeoutExpired(cmd, timeout)
+        err.seek(0)
+        return code, err.read()[-4000:].decode(errors="replace")
+
+
+def follow(progress, seen, started):
+    try:
+        with open(progress, "rb") as f:
+            lines = f.read(1 << 16).split(b"\n")[:-1]
+    except OSError:
+        return seen
+    for line in lines[seen:]:
+        if line.isdigit():
+            started(int(line))
+    return max(seen, len(lines))
+
+
+def hook(step, nb, index):
+    """nbclient's on_cell_start, in this process, with this process's own cell (the box names only its index)."""
+    if step.on_cell_start is not None and 0 <= index < len(nb.cells):
+        step.on_cell_start(cell=nb.cells[index], cell_index=index)
 
 
 def read_verdict(path):

@@ -9,8 +9,9 @@ formgrader's Autograde and Generate Feedback buttons: the same sandbox, integrit
   older release had, is put back as `make grade`'s intake does, so nbgrader's OverwriteCells can grade it;
 - CourseIntake (first of the autograde steps): refuses, naming `make grade`, where the sandbox cannot
   start; runs the integrity scan and removes the flagged lines;
-- Sandboxed: `make grade`'s execution (JudgeExecute: RobustExecute with the hidden tests run by the judge,
-  outside the kernel), every kernel in the sandbox, with its memory and CPU limits;
+- Sandboxed: `make grade`'s execution (BoxedExecute: the kernel and the judge that runs the hidden tests, in a
+  fresh sandbox of their own, grading/box.py, never in the server's process), every kernel in the sandbox,
+  with its memory and CPU limits;
 - CourseNotes (last): the notes on what happened (flagged in the gradebook, so the formgrader marks the
   submission; written to autograded/grading-report.csv, so grades.csv's `review` column has them);
 - CourseFeedback (the feedback exporter): the sanitised page of `make grade`, with its "Grading notes"
@@ -30,6 +31,7 @@ from . import integrity, reveal
 from . import sandbox as sandboxes
 from .grade.feedback import FeedbackExporter
 from .grade.intake import Result, compare_with_release
+from . import box
 from .box import BoxedExecute
 from .judge.execute import JudgeExecute
 from .grade.merge import NOTES_START, notes_html
@@ -96,7 +98,7 @@ class CourseIntake(NbGraderPreprocessor):
     """First of the autograde steps: no sandbox, no grading; then the integrity scan, as in `make grade`."""
 
     def preprocess(self, nb, resources):
-        ok, why = sandboxes.available()
+        ok, why = box.available()
         if not ok:
             raise NotSandboxed(refusal(why))
         student, aid, name = _key(resources)
@@ -128,7 +130,7 @@ class Sandboxed:
     would for one worker)."""
 
     def preprocess(self, nb, resources=None, km=None):
-        ok, why = sandboxes.available()
+        ok, why = box.available()
         if not ok:
             raise NotSandboxed(refusal(why))
         self._folder = tempfile.mkdtemp(prefix="speclab-kernel-")

@@ -41,7 +41,6 @@ import time
 import warnings
 from pathlib import Path
 
-from .. import sandbox as sandboxes
 from ..course import REPO, load_config
 from . import intake, merge, pool as pools, report
 from .intake import Job, Result
@@ -58,7 +57,9 @@ class NoSandbox(SystemExit):
 
 
 def refuse_without_sandbox():
-    ok, why = sandboxes.available()
+    from ..box import available
+
+    ok, why = available()
     if not ok:
         raise NoSandbox(f"make grade: cannot sandbox the students' code: {why}.\nSubmissions run as you, with your "
                         "files, processes and network. Install bubblewrap, or, only for submissions you trust, "

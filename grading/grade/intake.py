@@ -12,6 +12,7 @@ import nbformat
 from .. import integrity, reveal
 from ..cells import grade_id, has_meta, is_graded, is_locked, is_solution, is_test, meta, nbgrader_type, points
 from ..course import nbgrader_api
+from ..integrity.order import release_order
 from .notes import printable
 
 MAX_NOTES = 30   # notes kept per submission; one more says how many were left out
@@ -236,7 +237,10 @@ def compare_with_release(nb, release):
     if edited:
         notes.append(f"locked cell(s) {', '.join(edited)} were edited (or come from an older release): the released "
                      "version was put back before grading")
-    mended = False
+    moved = release_order(nb, release)  # before a cell unknown to the release is dropped: the places stay
+    if moved:
+        notes.append(moved)
+    mended = bool(moved)
     for c in list(nb.cells):
         if has_meta(c) and grade_id(c) not in rel:
             mended = True

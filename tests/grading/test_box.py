@@ -165,3 +165,28 @@ def test_the_box_runs_without_capabilities_as_a_user_of_its_own(tmp_path):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not box.shutil.which("setpriv") or not os.path.exists("/usr/bin/python3"),
+                    reason="needs root (to become another user), setpriv and the system's python3")
+def test_a_grader_that_is_not_root_gets_the_box_and_the_kernels_sandbox_nested_in_it():
+    """The box's two launchers (box.HOST, box.INSIDE) as a user that is not root (nobody), on the system's Python
+    (the course's virtualenv may lie where nobody cannot read): the judge's side has no capabilities, and an
+    unprivileged bwrap with a /proc of its own starts inside, as the kernel's sandbox does."""
+    tmp_path = Path(box.tempfile.mkdtemp(prefix="speclab-box-test-"))  # pytest's own is root's alone
+    for name in ("host", "inside"):
+        (tmp_path / f"{name}.py").write_text(getattr(box, name.upper()))
+    tmp_path.chmod(0o755)
+    system = ["--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+              "--symlink", "usr/bin", "/bin", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    nested = " ".join(["bwrap", "--unshare-user", "--unshare-pid", "--unshare-net", *system, "--", "echo", "nested"])
+    judge = f"grep CapEff /proc/self/status; {nested}"
+    cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-I", "-S",
+           str(tmp_path / "host.py"), "1000", sandboxes.bwrap(), "--unshare-pid", "--unshare-net", "--die-with-parent",
+           *system, "--ro-bind", str(tmp_path / "inside.py"), "/inside.py", "--", "/usr/bin/python3", "-I", "-S",
+           "/inside.py", "0,0,1000", "/bin/sh", "-c", judge]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    finally:
+        box.shutil.rmtree(tmp_path, ignore_errors=True)
+    assert done.stdout.split() == ["CapEff:", "0000000000000000", "nested"], (done.stdout, done.stderr)

@@ -50,6 +50,29 @@ def hostile_course(root):
 
 
 @needs_bwrap
+def test_autograde_runs_the_judge_in_a_box_of_its_own(tmp_path, monkeypatch):
+    """The formgrader's Autograde (NbGraderAPI in the server's process, the course's config) executes the
+    submission and its hidden tests in a fresh sandbox of their own (grading/box.py), as another user, never
+    in the server's process."""
+    from grading import box
+
+    seen = []
+    real = box.run
+
+    def watched(*args, **kwargs):
+        outputs, verdict = real(*args, **kwargs)
+        seen.append(verdict)
+        return outputs, verdict
+
+    monkeypatch.setattr(box, "run", watched)
+    root = hostile_course(tmp_path / "course")
+    graded = nbgrader_api(root).autograde(AID, "hostile")
+    assert graded["success"], graded.get("error") or graded.get("log")
+    assert len(seen) == 1 and seen[0]["ok"], seen
+    assert seen[0]["uid"] != 0, "the judge ran as root"  # a root grader's judge: an unused user id of its own
+
+
+@needs_bwrap
 def test_autograde_and_feedback_run_the_sandbox_the_scan_and_the_notes(tmp_path):
     root = hostile_course(tmp_path / "course")
     api = nbgrader_api(root)
