@@ -477,12 +477,12 @@ def worst_position(P, Q, ctx, k, rule, n_max):
             for n in range(1, n_max + 1)]
     return int(np.argmax(gaps)) + 1
 """, "a window's TV only grows"),
-            "what each new position adds to the window's TV": """
+            "what each new position adds to the window's TV": ("""
 def worst_position(P, Q, ctx, k, rule, n_max):
     windows = [tv_distance(first_tokens_joint(P, Q, ctx, k, n, rule), target_tokens_joint(P, ctx, n))
                for n in range(1, n_max + 1)]
     return int(np.argmax(np.diff([0.0] + windows))) + 1
-""",
+""", "grows most from one window to the next"),
             "the notebook's own pair's answers, written down": """
 def worst_position(P, Q, ctx, k, rule, n_max):
     return {"greedy": 2, "no_resample": 1, "continue": 4}[rule]

@@ -358,14 +358,14 @@ def replay(bits, k):
             "transcribed: the share of ones in the bits (the chain's own long-run share)": ("""
 def first_draft_kept(p_after_1, p_after_0, k):
     return p_after_0 / (1 - p_after_1 + p_after_0)
-""", 'not the share of ones in the bits'),
-            "every round starts after a rejection": """
+""", 'the share of ones in the bits'),
+            "every round starts after a rejection": ("""
 def first_draft_kept(p_after_1, p_after_0, k):
     return p_after_0
-""",
-            "the bonus position forgotten: after a full round the next start follows a 1": edit(
+""", "as if every round started right after a rejection"),
+            "the bonus position forgotten: after a full round the next start follows a 1": (edit(
                 "two_after_a_one = p_after_1 * p_after_1 + (1 - p_after_1) * p_after_0  # across the bonus position",
-                "two_after_a_one = p_after_1"),
+                "two_after_a_one = p_after_1"), "started right after its last kept draft"),
             "a full round needs k more ones after the first": edit(
                 "full = p_after_1 ** (k - 1)                                            # first kept, then k - 1 more",
                 "full = p_after_1 ** k"),
