@@ -297,6 +297,10 @@ def sampled_tv(sampler, p, q, n, trials, rng):
 
 def shortcut_favours(p, q, n, tol=1e-12):
     """The tokens the shortcut with n candidates emits more often than p (by more than tol), sorted: those where
-    norm(min(p, q)) exceeds residual(p, q), for n >= 2 (09's diagnosis), read off its exact output."""
-    gap = exact_output(p, q, n, "shortcut") - np.asarray(p, dtype=float)
+    norm(min(p, q)) exceeds residual(p, q), for n >= 2 (09's diagnosis), read off its exact output
+    (the overlap delivered up to n times, then the one-candidate residual)."""
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    kept = np.minimum(p, q)   # the same test every time: each reached candidate keeps min(p, q), without listing tuples
+    beta = 1.0 - kept.sum()
+    gap = sum(beta ** i for i in range(n)) * kept + beta ** n * residual(p, q) - p
     return [int(y) for y in np.flatnonzero(gap > tol)]

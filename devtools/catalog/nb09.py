@@ -218,27 +218,51 @@ def sampled_tv(sampler, p, q, n, trials, rng):
     },
     "shortcut_favours": {
         "wrong": {
-            "the tokens the draft over-proposes (q > p)": (
+            "the tokens the draft over-proposes (q > p): the transcription of the bar figure": (
                 "\ndef shortcut_favours(p, q, n):\n    return [int(y) for y in np.flatnonzero(np.asarray(q) > np.asarray(p))]\n",
-                "not simply those q over-proposes"),
+                "over-proposes (q > p)"),
+            "section 1's enumeration with a shortcut walk (the transcription of mss_walk)": ("""
+def shortcut_favours(p, q, n):
+    def shortcut_walk(p, q, cands):
+        out, reached = np.zeros(len(p)), 1.0
+        for x in cands:
+            keep = min(1.0, p[x] / q[x])
+            out[x] += reached * keep
+            reached *= 1.0 - keep
+        return out + reached * residual(p, q)
+
+    gap = enumerate_output(p, q, n, shortcut_walk) - np.asarray(p, dtype=float)
+    return [int(y) for y in np.flatnonzero(gap > 1e-12)]
+""", "too many to list"),
+            "where norm(min(p, q)) beats the residual, whatever n (Exercise E's formula read as signed)": """
+def shortcut_favours(p, q, n):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    overlap = np.minimum(p, q)
+    if overlap.sum() < 1e-12 or overlap.sum() > 1 - 1e-12:
+        return []
+    return [int(y) for y in np.flatnonzero(overlap / overlap.sum() - residual(p, q) > 1e-12)]
+""",
             "the draft's favourite token only": """
 def shortcut_favours(p, q, n):
     return [int(np.argmax(q))]
 """,
             "a tie counted as favoured (>= -1e-12)": (edit("return [int(y) for y in np.flatnonzero(gap > 1e-12)]",
                                                          "return [int(y) for y in np.flatnonzero(gap >= -1e-12)]"),
-                                                    "it favours no token"),
-            "strictly positive in floating point, no tolerance": edit(
-                "return [int(y) for y in np.flatnonzero(gap > 1e-12)]", "return [int(y) for y in np.flatnonzero(gap > 0)]"),
+                                                    "the tokens whose exact probability"),
             "the tokens it emits less often (sign flipped)": edit("return [int(y) for y in np.flatnonzero(gap > 1e-12)]",
                                                                  "return [int(y) for y in np.flatnonzero(gap < -1e-12)]"),
-            "the correct rule's output (residual updated): never any": edit(
-                ("out, reached = np.zeros(len(p)), 1.0", "out, reached, r = np.zeros(len(p)), 1.0, np.asarray(p, dtype=float)"),
-                ("keep = min(1.0, p[x] / q[x])", "keep = min(1.0, r[x] / q[x])"),
-                ("reached *= 1.0 - keep", "reached *= 1.0 - keep\nr = residual(r, q)"),
-                ("return out + reached * residual(p, q)", "return out + reached * r")),
-            "two candidates whatever n": edit("gap = enumerate_output(p, q, n, shortcut_walk) - np.asarray(p, dtype=float)",
-                                              "gap = enumerate_output(p, q, 2, shortcut_walk) - np.asarray(p, dtype=float)"),
+            "the correct rule's output, p itself: never any": """
+def shortcut_favours(p, q, n):
+    return []
+""",
+            "the overlap delivered n + 1 times": edit("out = sum(beta ** i for i in range(n)) * overlap",
+                                                       "out = sum(beta ** i for i in range(n + 1)) * overlap"),
+            "the residual of p after n rejections, not r_1": edit("out = out + beta ** n * residual(p, q)",
+                                                                 "out = out + beta ** n * p"),
+            "two candidates whatever n": edit(("out = sum(beta ** i for i in range(n)) * overlap",
+                                               "out = sum(beta ** i for i in range(2)) * overlap"),
+                                              ("out = out + beta ** n * residual(p, q)",
+                                               "out = out + beta ** 2 * residual(p, q)")),
             "numpy indices, not ints": edit("return [int(y) for y in np.flatnonzero(gap > 1e-12)]",
                                             "return list(np.flatnonzero(gap > 1e-12))"),
         },
@@ -267,11 +291,10 @@ def shortcut_favours(p, q, n):
 def shortcut_favours(p, q, n):
     return candidates.shortcut_favours(p, q, n)
 """,
-            "the course's exact output of the shortcut": """
-from speclab.candidates import exact_output as _exact
+            "the course's diagnosis under another name": """
+from speclab.candidates import shortcut_favours as _favours
 def shortcut_favours(p, q, n):
-    gap = _exact(p, q, n, "shortcut") - np.asarray(p, dtype=float)
-    return [int(y) for y in np.flatnonzero(gap > 1e-12)]
+    return _favours(p, q, n)
 """,
         },
     },
