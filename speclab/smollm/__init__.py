@@ -10,7 +10,6 @@ into data/smollm2-135m/ (cache.py), which loads memory-mapped in milliseconds.
 """
 import functools
 
-from speclab.smollm import cache
 from speclab.smollm.model import Config, KVCache, Model
 from speclab.smollm.tokenizer import Tokenizer
 
@@ -20,11 +19,13 @@ __all__ = ["Config", "KVCache", "Model", "Tokenizer", "load_model", "load_tokeni
 @functools.lru_cache(maxsize=1)
 def load_model():
     """SmolLM2-135M-Instruct over the memory-mapped float32 cache (one per process)."""
+    from speclab.smollm import cache  # here, so that `python -m speclab.smollm.cache` runs it fresh
     config, weights = cache.load()
     return Model(Config.from_dict(config), weights)
 
 
 @functools.lru_cache(maxsize=1)
 def load_tokenizer():
+    from speclab.smollm import cache
     config, tok = cache.load_tokenizer_data()
     return Tokenizer(tok["tokens"], tok["merges"], tok["special"], config["bos"], config["eos"])

@@ -6,7 +6,8 @@ Weights are stored (in, out): `x @ W`. Two ways to apply a weight matrix to T ro
   naive   x @ W, one BLAS call. For T >= 2 OpenBLAS switches from a matrix-vector product to a matrix
           multiply that first repacks the whole matrix: 2-9 rows cost about 3x one row.
   looped  one matrix-vector product per row. The first row reads W from memory, the next ones find it
-          in cache: this is the kernel that makes "k + 1 tokens for about the price of one" true here.
+          in cache (the head, too large for any cache, goes block by block): this is the kernel that
+          makes "k + 1 tokens for about the price of one" true here.
 Time it with one BLAS thread (threadpoolctl.threadpool_limits(1), called once numpy is imported): with
 two on two shared cores the idle one spins, and a greedy decode measured 10x more CPU time.
 Rotary embeddings rotate ADJACENT pairs (0, 1), (2, 3), ...: llama.cpp's converter permuted the rows of
@@ -78,13 +79,23 @@ def softmax(x):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+# A matrix larger than this (only the 113 MB output head) would be read from memory again for every row:
+# the loop takes it a block of 256 columns (0.6 MB) at a time. Head for 5 rows: 26 ms blocked, 82 ms row by
+# row, 33 ms naive, 15 ms for one row (CPU, one thread, this machine under load).
+CACHED_BYTES = 4 * 2 ** 20
+BLOCK_COLUMNS = 256
+
+
 def apply(x, W, looped):
     """x (T, in) @ W (in, out): one BLAS matrix multiply, or one matrix-vector product per row."""
     if not looped or len(x) == 1:
         return x @ W
     out = np.empty((len(x), W.shape[1]), dtype=np.float32)
-    for i, row in enumerate(x):
-        np.matmul(row, W, out=out[i])
+    step = W.shape[1] if W.nbytes <= CACHED_BYTES else BLOCK_COLUMNS
+    for j in range(0, W.shape[1], step):
+        block = W[:, j:j + step]
+        for i, row in enumerate(x):
+            np.matmul(row, block, out=out[i, j:j + step])
     return out
 
 

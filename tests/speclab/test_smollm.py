@@ -12,7 +12,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from speclab.datafiles import DATA
-from speclab.smollm import Config, Model, cache, load_model, load_tokenizer
+from speclab.smollm import Config, Model, Tokenizer, cache, load_model, load_tokenizer
 from speclab.smollm.model import apply
 from speclab.smollm.tokenizer import PIECE
 
@@ -82,10 +82,12 @@ def test_everything_stays_float32(tiny, looped, n):
     assert logits.dtype == np.float32 and c.kv.dtype == np.float32
 
 
-def test_apply_looped_is_one_matrix_vector_product_per_row():
+@pytest.mark.parametrize("shape", [(7, 3), (64, 20_001)], ids=["small", "larger than a cache: by blocks"])
+def test_apply_looped_is_one_matrix_vector_product_per_row(shape):
     rng = np.random.default_rng(1)
-    x, W = rng.normal(size=(5, 7)).astype(np.float32), rng.normal(size=(7, 3)).astype(np.float32)
-    assert np.allclose(apply(x, W, looped=True), x @ W, rtol=1e-5, atol=1e-6)
+    x, W = rng.normal(size=(5, shape[0])).astype(np.float32), rng.normal(size=shape).astype(np.float32)
+    assert np.allclose(apply(x, W, looped=True), x @ W, rtol=1e-5, atol=1e-4)
+    assert np.allclose(apply(x, np.asfortranarray(W), looped=True), x @ W, rtol=1e-5, atol=1e-4)  # the head: E.T
 
 
 def test_truncate_then_forward_equals_a_fresh_forward(tiny):
@@ -160,6 +162,51 @@ def test_adjacent_pairs_on_permuted_weights_equal_rotate_half_on_the_original_on
     right = tiny.forward(tokens, tiny.new_cache())
     assert close(RotateHalf(TINY, w).forward(tokens, tiny.new_cache()), right)
     assert not close(RotateHalf(TINY, tiny.w).forward(tokens, tiny.new_cache()), right, rel=1e-2)
+
+
+def write_tiny_gguf(path, model):
+    """`model` as llama.cpp would write it: matrices (out, in), names with .weight, a toy BPE vocabulary."""
+    from gguf import GGUFWriter
+    c = model.config
+    w = GGUFWriter(str(path), "llama")
+    w.add_block_count(c.n_layers)
+    w.add_embedding_length(c.d_model)
+    w.add_feed_forward_length(c.d_ff)
+    w.add_head_count(c.n_heads)
+    w.add_head_count_kv(c.n_kv_heads)
+    w.add_rope_freq_base(c.rope_base)
+    w.add_layer_norm_rms_eps(c.eps)
+    w.add_tokenizer_model("gpt2")
+    tokens = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *"abcdefghijklmnopqrstuvwxyz", "Ġ", "ab", "Ġab"]
+    tokens += [f"<filler {i}>" for i in range(c.vocab - len(tokens))]
+    w.add_token_list(tokens)
+    w.add_token_types([3, 3, 3] + [1] * (len(tokens) - 3))
+    w.add_token_merges(["a b", "Ġ ab"])
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    for name, a in model.w.items():
+        w.add_tensor(f"{name}.weight", np.ascontiguousarray(a.T if a.ndim == 2 and name != "token_embd" else a))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return tokens
+
+
+def test_the_cache_is_built_from_a_gguf_file_in_the_forwards_layout(tmp_path, tiny):
+    tokens = write_tiny_gguf(tmp_path / "tiny.gguf", tiny)
+    cache.build(tmp_path / "cache", source=tmp_path / "tiny.gguf", say=lambda *args, **kwargs: None)
+    config, weights = cache.load(tmp_path / "cache")
+    assert config["eps"] == pytest.approx(TINY.eps, rel=1e-6)  # GGUF stores it as float32
+    assert Config.from_dict({**config, "eps": TINY.eps}) == TINY
+    assert all(weights[k].shape == a.shape and np.array_equal(weights[k], a) for k, a in tiny.w.items())
+    ids = [3, 1, 4, 1, 5]
+    rebuilt = Model(Config.from_dict(config), weights)
+    assert np.array_equal(rebuilt.forward(ids, rebuilt.new_cache()), tiny.forward(ids, tiny.new_cache()))
+    config, data = cache.load_tokenizer_data(tmp_path / "cache")
+    assert data["tokens"] == tokens and data["special"] == [0, 1, 2] and (config["bos"], config["eos"]) == (1, 2)
+    toy = Tokenizer(data["tokens"], data["merges"], data["special"], config["bos"], config["eos"])
+    assert toy.encode("ab ab<|im_end|>c") == [tokens.index("ab"), tokens.index("Ġab"), 2, tokens.index("c")]
 
 
 def test_a_missing_cache_says_to_run_make_setup(tmp_path):
