@@ -1,5 +1,6 @@
 """Intake: what there is to grade, the gradebooks it is graded against, and each submission's
 scratch course (stray files, unreadable notebooks, mending for nbgrader, the integrity scan)."""
+import difflib
 import functools
 import json
 import os
@@ -12,6 +13,7 @@ import nbformat
 from .. import integrity
 from ..cells import grade_id, has_meta, is_graded, is_locked, is_solution, is_test, meta, nbgrader_type, points
 from ..course import nbgrader_api
+from . import received
 from .notes import printable
 
 MAX_NOTES = 30   # notes kept per submission; one more says how many were left out
@@ -66,6 +68,8 @@ class Job:
     sandbox: bool = False              # start its kernels in the sandbox (grading/sandbox.py)
     cpu_limit: int = 0                 # CPU seconds one kernel may use; 0: no limit
     judge: bool = True                 # run the test cells in the worker (grading/judge/), not in the kernel
+    received: str = ""                 # when it reached the course (received.py, UTC ISO): lateness is charged from it
+    duedate: str = ""                  # the assignment's due date (UTC ISO), if it has one
 
 
 # ----------------------------------------------------------------------------- the class
@@ -77,6 +81,71 @@ def submissions(root, only=None):
         if folder.is_dir() and not folder.name.startswith(".") and (only is None or folder.name in only):
             found.append((folder.parent.name, folder.name))
     return found
+
+
+NOT_GRADED = "not graded"   # a Result's status for a file under submitted/ that is no submission (strays below)
+
+
+def strays(root, only=None, known=None):
+    """A Result (status NOT_GRADED, flagged) for every file or folder under submitted/ that submissions() does not
+    hand to the grader, each with why and where it should be; known: the assignment ids (default: solutions/'s).
+    Hidden files (.DS_Store, .ipynb_checkpoints) are not the students' work and are left out."""
+    top = Path(root) / "submitted"
+    if not top.is_dir():
+        return []
+    known = set(course_ids(root) if known is None else known)
+    out = []
+
+    def add(student, aid, why):
+        if only is None or aid in only:
+            res = Result(student, aid, status=NOT_GRADED)
+            res.note(why, flag=True)
+            res.why = res.notes[0]
+            out.append(res)
+
+    for entry in sorted(p for p in top.iterdir() if not p.name.startswith(".")):
+        if not entry.is_dir() or entry.is_symlink():
+            add("(submitted/)", entry.name, f"submitted/{entry.name} is not in a student's folder: not graded. A "
+                "submission goes in submitted/<student>/<assignment>/<assignment>.ipynb")
+            continue
+        inside = sorted(p for p in entry.iterdir() if not p.name.startswith("."))
+        if not inside:
+            add(entry.name, "(empty folder)", f"submitted/{entry.name}/ holds nothing: no submission from "
+                f"{entry.name} was graded. Put it in submitted/{entry.name}/<assignment>/<assignment>.ipynb, or "
+                "remove the folder")
+        for path in inside:
+            if path.is_dir() and not path.is_symlink():
+                continue  # an assignment folder: graded, or reported as unknown (grade())
+            rel = f"submitted/{entry.name}/{path.name}"
+            stem = path.name[:-len(".ipynb")] if path.name.endswith(".ipynb") else None
+            if stem in known and not (entry / stem).exists():
+                add(entry.name, stem, f"{rel} is one folder too high: not graded. Move it to "
+                    f"submitted/{entry.name}/{stem}/{stem}.ipynb and grade again")
+            elif stem in known:
+                add(entry.name, path.name, f"{rel} lies beside the folder {stem}/, whose notebook was graded: this "
+                    "copy was not. If it is the one to grade, move it into that folder")
+            elif stem is not None:
+                guess = difflib.get_close_matches(stem, sorted(known), n=1, cutoff=0.5)
+                add(entry.name, path.name, f"{rel} is a notebook the course does not know (no solutions/{stem}/): "
+                    f"not graded. It belongs in submitted/{entry.name}/<assignment>/<assignment>.ipynb"
+                    + (f", perhaps {guess[0]}" if guess else f" (assignments: {', '.join(sorted(known))})"))
+            else:
+                add(entry.name, path.name, f"{rel} is not a notebook: not graded (the grader reads "
+                    f"submitted/{entry.name}/<assignment>/<assignment>.ipynb; a file beside the notebook, inside "
+                    "that folder, is kept and named in the notes)")
+    return out
+
+
+def course_ids(root):
+    src = Path(root) / "solutions"
+    return [d.name for d in src.iterdir() if (d / f"{d.name}.ipynb").is_file()] if src.is_dir() else []
+
+
+def unknown_assignment(aid, known):
+    """Why a folder submitted/<student>/<aid>/ was not graded, and the fix."""
+    guess = difflib.get_close_matches(aid, sorted(known), n=1, cutoff=0.5)
+    fix = f"rename the folder to {guess[0]}" if guess else f"the folder must be one of {', '.join(sorted(known))}"
+    return f"there is no assignment {aid!r} in the gradebook or in solutions/: not graded ({fix}, and grade again)"
 
 
 def gradebooks(root, aids, config, template, release_dir):
@@ -115,6 +184,15 @@ def gradebooks(root, aids, config, template, release_dir):
         if aid not in known and aid not in unknown:
             course_api.generate_assignment(aid, force=True, create=True)
     return unknown
+
+
+def duedates(template, aids):
+    """{assignment: its due date, UTC ISO} for those of `aids` that have one in the template gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{template}") as gb:
+        dates = {aid: gb.find_assignment(aid).duedate for aid in aids}
+    return {aid: d.replace(tzinfo=None).isoformat() + "+00:00" for aid, d in dates.items() if d is not None}
 
 
 def notebook_names(template, aid):
@@ -263,8 +341,8 @@ def bad_timestamp(path):
         parse_utc(text)
         return None
     except Exception:  # not text, not a date, an empty file
-        return (f"timestamp.txt does not hold a submission time ({printable(text, 60)!r} is not a date): it was ignored, so no late "
-                "penalty was computed; check when this was handed in")
+        return (f"timestamp.txt does not hold a submission time ({printable(text, 60)!r} is not a date): it was "
+                "ignored; lateness was charged from when the submission reached the course")
 
 
 def other_files(folder):
@@ -300,8 +378,14 @@ def prepare(job):
             why = bad_timestamp(path) if name == "timestamp.txt" else None
             if why:
                 res.note(why, flag=True)
+            elif name == "timestamp.txt" and job.received:
+                said = received.disagreement(path.read_text(encoding="utf-8"), job.received, job.duedate)
+                if said:
+                    res.note(said, flag=True)
             else:
                 shutil.copyfile(path, dest / name)
+    if job.received:  # the time nbgrader's autograde charges lateness from: the course's, never the student's
+        (dest / "timestamp.txt").write_text(job.received, encoding="utf-8")
     others = other_files(folder)
     if others:
         shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
