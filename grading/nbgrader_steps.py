@@ -23,10 +23,11 @@ from pathlib import Path
 
 import nbformat
 from nbgrader.preprocessors import (CheckCellMetadata, ClearOutput, DeduplicateIds, Execute, NbGraderPreprocessor,
-                                    OverwriteCells, OverwriteKernelspec)
+                                    OverwriteKernelspec)
 from traitlets import Bool
 
 from . import integrity
+from .checksums import ReleasedOverwriteCells
 from . import sandbox as sandboxes
 from .grade.feedback import FeedbackExporter
 from .grade.intake import Result, compare_with_release
@@ -208,7 +209,8 @@ class CourseFeedback(FeedbackExporter):
 
 
 # nbgrader's sanitizing steps, CourseMend first
-SANITIZE = [CourseMend, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, CheckCellMetadata]
+# ReleasedOverwriteCells: nbgrader's OverwriteCells, silent on a test cell as released (grading/checksums.py)
+SANITIZE = [CourseMend, ClearOutput, DeduplicateIds, OverwriteKernelspec, ReleasedOverwriteCells, CheckCellMetadata]
 # make grade's autograde steps (grading/grade/run.py), sandboxed, between the scan and the notes
 AUTOGRADE = [CourseIntake, *sandboxed(PREPROCESSORS), CourseNotes]
 # make grade's feedback steps
