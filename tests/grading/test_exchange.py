@@ -6,6 +6,8 @@ through NbGraderAPI (devtools/exchange.py says how one process plays the instruc
 students). Separate OS users, a real hub, its permissions and the browser's Assignments tab are
 tests/hub's; what no test on one machine can show is listed in grading/README.md.
 """
+import json
+
 import nbformat
 
 from devtools import badsubmissions as bs
@@ -13,6 +15,7 @@ from devtools.coursework import answers, fill
 from devtools.exchange import COURSE_ID, instructor, make_exchange, student
 from grading.course import release_notebook, source_notebook
 from grading.grade import grade
+from grading.grade.received import LEDGER
 from grading.gradebook import score
 
 AID = "01_branch_prediction"
@@ -55,7 +58,8 @@ def test_release_fetch_submit_collect_grade_feedback(tmp_path, course_copy):
     assert score(root, AID, "bob") == (full[0] - lost, full[1])
     assert all(r.status == "graded" and not r.flagged for r in results.values())
     csv = (root / "grades.csv").read_text()
-    stamp = (root / "submitted" / "alice" / AID / "timestamp.txt").read_text().strip()
+    # the time the submission reached the course (grading/grade/received.py), not the student's timestamp.txt
+    stamp = json.loads((root / LEDGER).read_text())[f"alice/{AID}"]["time"]
     assert stamp[:19].replace("T", " ") in csv.replace("T", " "), "the submission time must reach grades.csv"
 
     instructor(root, exchange, "release_feedback", AID)
