@@ -30,6 +30,7 @@ from . import integrity
 from .checksums import ReleasedOverwriteCells
 from . import sandbox as sandboxes
 from .grade.feedback import FeedbackExporter
+from .grade import received
 from .grade.intake import Result, compare_with_release
 from .judge.execute import JudgeExecute
 from .grade.merge import NOTES_START, notes_html
@@ -101,6 +102,7 @@ class CourseIntake(NbGraderPreprocessor):
             raise NotSandboxed(refusal(why))
         student, aid, name = _key(resources)
         res = _pending(resources)
+        received.charge(resources["nbgrader"]["db_url"], course_root(self.config), student, aid, res)  # not timestamp.txt
         source = _read(course_root(self.config) / "solutions" / aid / f"{name}.ipynb")
         if source is not None:
             findings = integrity.scan(nb, source)

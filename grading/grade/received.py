@@ -91,3 +91,26 @@ def disagreement(claimed, course_time, duedate=None):
     return (f"timestamp.txt (written in the student's own process) says {said:%Y-%m-%d %H:%M:%S} UTC, {why}, at "
             f"{have:%Y-%m-%d %H:%M:%S} UTC: lateness was charged from the course's time. If the submission was on "
             f"time and collected late, correct its time in {LEDGER} and grade again")
+
+
+def charge(db_url, root, student, aid, res):
+    """nbgrader's own paths (`nbgrader autograde` by hand, the formgrader's Autograde): the submission's time in
+    the gradebook, which nbgrader took from timestamp.txt, becomes the course's before the late penalty is
+    computed; a timestamp.txt that disagrees is noted on `res` (flagged)."""
+    from nbgrader.api import Gradebook
+
+    folder = Path(root) / "submitted" / student / aid
+    if not folder.is_dir():
+        return
+    when = received(root, [(student, aid)])[(student, aid)]
+    with Gradebook(db_url) as gb:
+        sub = gb.find_submission(aid, student)
+        due = sub.assignment.duedate
+        stamp = folder / "timestamp.txt"
+        if stamp.is_file() and not stamp.is_symlink() and stamp.stat().st_size < 1024:
+            said = disagreement(stamp.read_text(encoding="utf-8", errors="replace"), when,
+                                due.isoformat() + "+00:00" if due else None)
+            if said:
+                res.note(said, flag=True)
+        sub.timestamp = parse(when).replace(tzinfo=None)   # the gradebook's times are naive UTC
+        gb.db.commit()

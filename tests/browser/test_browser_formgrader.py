@@ -211,6 +211,7 @@ def test_formgrader_is_offline_and_quiet_on_honest_work(lab, new_tab):
     off = sorted({u for u in requests if _off_the_machine(u)})
     assert not off, f"the formgrader's pages asked other machines for {off}"
     log = lab.proc.log_tail(200_000)
+    assert "not serializable" not in log, "nbgrader's config dump warned on Manage Assignments"
     assert "Unwritable directory" not in log and "\n[C " not in log, \
         [ln for ln in log.splitlines() if ln.startswith("[C ") or "Unwritable" in ln][:5]
     assert not js_errors, f"the formgrader raised JavaScript errors: {js_errors}"

@@ -138,3 +138,27 @@ def test_a_score_that_hides_errors_is_not_ok():
     res.note("cell number 2 raised NameError: name 'x' is not defined")
     res.note("cell number 3 raised ModuleNotFoundError: No module named 'y'")
     assert report.verdict(res) == "errors: 2, see feedback"
+
+
+def test_nbgrader_autograde_by_hand_charges_the_course_time_too(course):
+    """The formgrader's Autograde runs this path. Seen failing before received.charge: 11/11, unflagged."""
+    from nbgrader.api import Gradebook
+
+    from grading.course import nbgrader
+    from grading.gradebook import score
+
+    due = datetime.now(timezone.utc) - timedelta(days=1)
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        gb.update_or_create_assignment(AID, duedate=due.replace(tzinfo=None))
+    put(course, f"backdated/{AID}/{AID}.ipynb", nbformat.writes(bs.solved(course, AID)).encode())
+    put(course, f"backdated/{AID}/timestamp.txt", (due - timedelta(hours=2)).strftime("%Y-%m-%d %H:%M:%S %Z").encode())
+    run = nbgrader("autograde", AID, "--force", "--LateSubmissionPlugin.penalty_method=zero", root=course,
+                   capture=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        sub = gb.find_submission(AID, "backdated")
+        assert sub.total_seconds_late > 0 and sub.late_submission_penalty == sub.score > 0
+        assert sub.notebooks[0].flagged
+    assert score(course, AID, "backdated")[0] > 0   # the raw score stands; the penalty takes it to 0 in grades.csv
+    row = report.read_report(course)[(AID, "backdated")]
+    assert row["flagged"] == "1" and "timestamp.txt" in row["notes"], row
