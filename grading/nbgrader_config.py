@@ -73,6 +73,10 @@ if not os.environ.get("JUPYTERHUB_USER"):
     c.Exchange.root = os.path.join(jupyter_data_dir(), "nbgrader_exchange")
     os.makedirs(c.Exchange.root, exist_ok=True)
 
+# `nbgrader collect` records when each submission reached the exchange, from the exchange's own file times (the
+# late penalty is charged from it, never from the student's timestamp.txt: grading/grade/received.py).
+c.ExchangeFactory.collect = "grading.grade.received.CourseCollect"
+
 # grades.csv (`nbgrader export`, and `make grade`) gets a `review` column: why a person should look
 # at a submission, from autograded/grading-report.csv (grading/grade/report.py).
 c.ExportApp.plugin_class = "grading.grade.report.ReviewExportPlugin"

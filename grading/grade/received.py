@@ -16,6 +16,8 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
+from nbgrader.exchange.default.collect import ExchangeCollect
+
 LEDGER = Path("autograded") / "received.json"
 SLACK_S = 60   # a clock a minute off between the student's server and the course's is no disagreement
 
@@ -114,3 +116,27 @@ def charge(db_url, root, student, aid, res):
                 res.note(said, flag=True)
         sub.timestamp = parse(when).replace(tzinfo=None)   # the gradebook's times are naive UTC
         gb.db.commit()
+
+
+def record(root, student, aid, when, folder):
+    """Remember `when` (UTC) as the arrival of the submission now in `folder`, for (student, aid)."""
+    root = Path(root)
+    ledger = load(root)
+    ledger[f"{student}/{aid}"] = {"digest": digest(folder), "time": when.isoformat(timespec="seconds")}
+    path = root / LEDGER
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(ledger, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class CourseCollect(ExchangeCollect):
+    """`nbgrader collect` (grading/nbgrader_config.py names it): as nbgrader's, and each submission's time is taken
+    from the exchange before the copy, where its files' inode change times are still the server's record of when
+    the student's process last changed them (the copy's are the collection's)."""
+
+    def do_copy(self, src, dest, log=None):
+        when = arrival(src)
+        super().do_copy(src, dest, log)
+        parts = Path(dest).parts
+        record(self.coursedir.root, parts[-2], parts[-1], when, dest)
