@@ -1,14 +1,14 @@
-"""When a submission reached the course, from the instructor's side, not from the student's timestamp.txt.
+"""When a submission was handed in, from the instructor's side, not from the student's timestamp.txt.
 
 nbgrader's `submit` writes timestamp.txt in the student's own process, so a student can write any time into
-it (issue 42: a backdated file escaped a "zero" late penalty). The grader charges lateness from the time
-the submission's files last changed on the course's disk: their inode change time (ctime), which the kernel
-sets when `nbgrader collect` (or a copy by hand) writes them and which no process can set back, not even
-`touch` or copystat. That time is remembered, per submission and content, in autograded/received.json the
-first time the grader sees it, so a later `chmod` or backup restore does not move it; an instructor may
-correct an entry there by hand (a submission collected late that the exchange shows was on time).
-A timestamp.txt that disagrees where it matters (it claims a time after the files arrived, or on time where
-they arrived after the due date) is flagged for review.
+it (issue 42: a backdated file escaped a "zero" late penalty). The course's time is an inode change time
+(ctime), which the kernel sets whenever a file changes and no process can set back (`touch` and copystat move
+it forward): on a hub, `nbgrader collect` (CourseCollect below) reads it from the submission's files in the
+exchange before copying them, the latest change the student's process made there; off a hub, it is when the
+files reached submitted/. It is remembered per submission and content in autograded/received.json (make grade
+records one it has not seen), so a later copy or `chmod` does not move it; an instructor may correct an entry
+by hand. A timestamp.txt that disagrees where it matters (it claims a time after the files arrived, or on time
+where they arrived after the due date) is flagged for review.
 """
 import hashlib
 import json
@@ -91,8 +91,8 @@ def disagreement(claimed, course_time, duedate=None):
     else:
         return None
     return (f"timestamp.txt (written in the student's own process) says {said:%Y-%m-%d %H:%M:%S} UTC, {why}, at "
-            f"{have:%Y-%m-%d %H:%M:%S} UTC: lateness was charged from the course's time. If the submission was on "
-            f"time and collected late, correct its time in {LEDGER} and grade again")
+            f"{have:%Y-%m-%d %H:%M:%S} UTC: lateness was charged from the course's time. If you know it was on "
+            f"time, correct its time in {LEDGER} and grade again")
 
 
 def charge(db_url, root, student, aid, res):
