@@ -43,7 +43,7 @@ from pathlib import Path
 
 from .. import sandbox as sandboxes
 from ..course import REPO, load_config
-from . import intake, merge, pool as pools, received, report
+from . import intake, merge, pool as pools, received, report, strays as stray
 from .intake import Job, Result
 from .report import REPORT, summary, write_report
 from .kernel import GIB
@@ -113,7 +113,7 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
         say("checking that the sandbox starts here (bubblewrap) ...")
         refuse_without_sandbox()
     pairs = intake.submissions(root, only)
-    strays = intake.strays(root, only)
+    strays = stray.strays(root, only)
     if not pairs:
         if strays:
             write_records(root, strays, None, export=False)
@@ -144,7 +144,7 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
             timings["gradebooks"] = clock() - t
             for student, aid in [p for p in pairs if p[1] in unknown]:  # a misspelt folder: reported, never fatal
                 res = Result(student, aid)
-                res.fail(intake.unknown_assignment(aid, intake.course_ids(root)), "")
+                res.fail(stray.unknown_assignment(aid, stray.course_ids(root)), "")
                 results.append(res)
             pairs = [p for p in pairs if p[1] not in unknown]
             names = {aid: intake.notebook_names(template, aid) for aid in aids if aid not in unknown}

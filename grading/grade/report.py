@@ -12,7 +12,7 @@ from nbgrader.api import MissingEntry
 from nbgrader.plugins import CsvExportPlugin
 from traitlets import Unicode
 
-from .intake import NOT_GRADED
+from .strays import NOT_GRADED
 from .notes import printable
 
 REPORT = Path("autograded") / "grading-report.csv"
