@@ -37,7 +37,8 @@ $(STAMP): requirements.txt pyproject.toml
 	@$(PYTHON) grading/prereqs.py
 	@echo "set-up 1/4: the virtual environment in $(VENV)/ (a few seconds)"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@echo "set-up 2/4: the pinned packages of requirements.txt (minutes the first time: about 800 MB once installed; pip's progress below)"
+	@echo "set-up 2/4: the pinned packages of requirements.txt (minutes the first time: about 800 MB once installed)."
+	@echo "  pip shows its downloads below, then installs them for about half a minute without a word: it is working"
 	$(BIN)/python -m pip install --disable-pip-version-check --progress-bar on -r requirements.txt
 	@echo "set-up 3/4: the course's package, speclab (a few seconds)"
 	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -e .

@@ -8,7 +8,7 @@ import os
 
 from nbgrader.converters import GenerateAssignment
 
-from grading import kernelwait, reveal, validate
+from grading import kernelwait, offline, reveal, validate
 from grading import nbgrader_steps as steps
 
 c = get_config()  # noqa: F821 (injected by traitlets)
@@ -63,6 +63,28 @@ if os.environ.get("SPECLAB_PROGRESS"):
 # shows them), sanitised, with the grading notes: `make grade`'s page.
 c.GenerateFeedback.exporter_class = steps.CourseFeedback
 c.GenerateFeedback.preprocessors = steps.FEEDBACK
+
+# Offline pages: the formgrader's submission view (and every page nbconvert renders here) typesets its mathematics
+# as MathML on the server and loads no MathJax from a CDN (grading/offline.py).
+offline.use_offline_templates()
+# nbgrader's default shows the whole config on Manage Assignments and, as it holds classes, warns "Formgrader config
+# is not serializable" on every visit; it is a debugging aid, off here
+c.FormgradeExtension.debug = False
+c.HTMLExporter.filters = {"markdown2html": "grading.offline.markdown2html"}
+
+# Off a hub (`make formgrader` on one machine), the exchange is a folder of this user's, so release, fetch, submit
+# and collect work here and the formgrader shows no "exchange directory does not exist" box nor logs a critical
+# "Unwritable directory" line on every page. On a hub (JUPYTERHUB_USER is set) the hub's config names the shared
+# one (grading/hub/setup.sh).
+if not os.environ.get("JUPYTERHUB_USER"):
+    from jupyter_core.paths import jupyter_data_dir
+
+    c.Exchange.root = os.path.join(jupyter_data_dir(), "nbgrader_exchange")
+    os.makedirs(c.Exchange.root, exist_ok=True)
+
+# `nbgrader collect` records when each submission reached the exchange, from the exchange's own file times (the
+# late penalty is charged from it, never from the student's timestamp.txt: grading/grade/received.py).
+c.ExchangeFactory.collect = "grading.grade.received.CourseCollect"
 
 # grades.csv (`nbgrader export`, and `make grade`) gets a `review` column: why a person should look
 # at a submission, from autograded/grading-report.csv (grading/grade/report.py).

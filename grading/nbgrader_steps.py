@@ -24,12 +24,14 @@ from pathlib import Path
 
 import nbformat
 from nbgrader.preprocessors import (CheckCellMetadata, ClearOutput, DeduplicateIds, Execute, NbGraderPreprocessor,
-                                    OverwriteCells, OverwriteKernelspec)
+                                    OverwriteKernelspec)
 from traitlets import Bool
 
 from . import integrity, reveal
+from .checksums import ReleasedOverwriteCells
 from . import sandbox as sandboxes
 from .grade.feedback import FeedbackExporter
+from .grade import received
 from .grade.intake import Result, compare_with_release
 from . import box
 from .box import BoxedExecute
@@ -106,6 +108,7 @@ class CourseIntake(NbGraderPreprocessor):
         seen = reveal.seen_note(course_root(self.config) / "submitted" / str(student) / str(aid))
         if seen and seen not in res.notes:
             res.note(seen, flag=True)
+        received.charge(resources["nbgrader"]["db_url"], course_root(self.config), student, aid, res)  # not timestamp.txt
         source = _read(course_root(self.config) / "solutions" / aid / f"{name}.ipynb")
         if source is not None:
             findings = integrity.scan(nb, source)
@@ -214,7 +217,8 @@ class CourseFeedback(FeedbackExporter):
 
 
 # nbgrader's sanitizing steps, CourseMend first
-SANITIZE = [CourseMend, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, CheckCellMetadata]
+# ReleasedOverwriteCells: nbgrader's OverwriteCells, silent on a test cell as released (grading/checksums.py)
+SANITIZE = [CourseMend, ClearOutput, DeduplicateIds, OverwriteKernelspec, ReleasedOverwriteCells, CheckCellMetadata]
 # make grade's autograde steps (grading/grade/run.py), sandboxed, between the scan and the notes
 AUTOGRADE = [CourseIntake, *sandboxed(PREPROCESSORS), CourseNotes]
 # make grade's feedback steps

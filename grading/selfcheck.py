@@ -103,7 +103,8 @@ def part_started(path, cell=None, cell_index=None, **_):
 
 
 class PartProgress:
-    """Prints one line per graded part as the grader reaches it: `  04_tv_distance: part 3/12 test_tv (14 s)`.
+    """Prints one line per graded part as the grader reaches it: `  04_tv_distance: part 3/12 test_tv (at 14 s)`,
+    the seconds since the check began.
     Reads the file part_started writes, in a thread, while `make grade` runs; stops when told."""
 
     def __init__(self, path, parts, out=None, every=0.3):
@@ -135,7 +136,7 @@ class PartProgress:
         for gid in lines[self.seen:]:
             aid, i, n = self.owner.get(gid, ("", 0, 0))
             where = f"{aid}: part {i}/{n}" if aid else "part"
-            print(f"  {where} {gid} ({time.perf_counter() - self.start:.0f} s)", file=self.out, flush=True)
+            print(f"  {where} {gid} (at {time.perf_counter() - self.start:.0f} s)", file=self.out, flush=True)
         self.seen = len(lines)
 
 
@@ -313,7 +314,9 @@ def main(argv=None):
     items = [(aid, Path(args.file) if args.file else work / aid / f"{aid}.ipynb") for aid in ids]
     started = sum(Path(nb).is_file() for _, nb in items)
     if len(ids) > 1:
-        print(f"checking {started} of {len(ids)} notebooks (the others are not started) ...", flush=True)
+        others = len(ids) - started
+        print(f"checking {started} of {len(ids)} notebooks" + (f" ({others} not started)" if others else "") + " ...",
+              flush=True)
     results = check_many(items, root=root, progress=lambda done, total, aid: print(
         f"[{done}/{total}] {aid} graded", flush=True) if total > 1 else None)
     for result, (_, notebook) in zip(results, items):

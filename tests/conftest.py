@@ -28,6 +28,7 @@ def aid(request):
 # Modules that execute whole notebooks, grade a class or build a wheel: minutes, not seconds.
 SLOW = {"grading/test_pipeline.py", "grading/test_grader_strength.py", "grading/test_grading_class.py",
         "grading/test_exchange.py", "grading/test_integrity_kernel.py", "notebooks/test_binding.py",
+        "grading/test_instructor_paths.py", "grading/test_checksum_warning.py",
         "packaging/test_wheel.py"}
 # A test that asks for one of these fixtures executes a notebook (or makes a release) too.
 SLOW_FIXTURES = {"executed", "autograded"}

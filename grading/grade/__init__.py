@@ -42,7 +42,7 @@ import warnings
 from pathlib import Path
 
 from ..course import REPO, load_config
-from . import intake, merge, pool as pools, report
+from . import intake, merge, pool as pools, received, report, strays as stray
 from .intake import Job, Result
 from .report import REPORT, summary, write_report
 from .kernel import GIB
@@ -106,10 +106,21 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
     clock = time.perf_counter
     root = Path(root)
     warnings.filterwarnings("ignore", message=".*not in session.*")  # nbgrader's harmless SAWarning
+
+    def say(text):  # what the first seconds are spent on, before the first submission's line
+        if not quiet:
+            print(text, file=sys.stderr, flush=True)
     if sandbox:
+        say("checking that the sandbox starts here (bubblewrap) ...")
         refuse_without_sandbox()
     pairs = intake.submissions(root, only)
+    strays = stray.strays(root, only)
     if not pairs:
+        if strays:
+            write_records(root, strays, None, export=False)
+            if not quiet:
+                print(summary(strays, 0.0, 0, root), flush=True)
+            return strays
         print(f"nothing to grade: put submissions in {root / 'submitted'}/<student>/<assignment>/")
         return []
     workers = max(1, workers or os.cpu_count() or 1)
@@ -127,25 +138,34 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
                                                              if p)})
         try:
             template, release_dir = tmp / "template.db", tmp / "release"
+            say(f"reading the gradebook and generating the student copies of {', '.join(aids)} to grade against "
+                f"(nbgrader's generate_assignment; {len(pairs)} submission(s) to grade, {workers} worker(s)) ...")
             t = clock()
             unknown = intake.gradebooks(root, aids, config, template, release_dir)
             timings["gradebooks"] = clock() - t
             for student, aid in [p for p in pairs if p[1] in unknown]:  # a misspelt folder: reported, never fatal
                 res = Result(student, aid)
-                res.fail(f"there is no assignment {aid!r} in the gradebook or in solutions/: not graded", "")
+                res.fail(stray.unknown_assignment(aid, stray.course_ids(root)), "")
                 results.append(res)
             pairs = [p for p in pairs if p[1] not in unknown]
             names = {aid: intake.notebook_names(template, aid) for aid in aids if aid not in unknown}
+            times, due = received.received(root, pairs), intake.duedates(template, names)
             releases = {aid: {name: str(next((p for p in (root / "notebooks" / aid / f"{name}.ipynb",
                                                           release_dir / aid / f"{name}.ipynb") if p.is_file()), ""))
                               for name in names[aid]} for aid in names}
             for n, (student, aid) in enumerate(pairs):
                 pool.schedule(Job(str(root), student, aid, str(tmp / f"{n:05d}"), str(template), names[aid],
-                                  releases[aid], timeout, memory, bool(sandbox), int(limit), bool(judge)), timeout=limit)
+                                  releases[aid], timeout, memory, bool(sandbox), int(limit), bool(judge),
+                                  received=times[(student, aid)], duedate=due.get(aid, "")), timeout=limit)
             progress = report.Progress(len(pairs), quiet=quiet)
+            say("grading: a line as each submission is done")
             from nbgrader.api import Gradebook
 
             with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+                for res in strays:  # a student with only a misplaced file is in grades.csv, "not submitted"
+                    if res.student != "(submitted/)":
+                        gb.update_or_create_student(res.student)
+                results += strays
                 for job, outcome in pool.results():
                     t = clock()
                     res = finish(gb, root, pool, job, outcome, limit)
@@ -168,7 +188,7 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
         pool.close()
     if not quiet:
         print(summary(results, seconds, workers, root, sandbox=bool(sandbox),
-                      missing=report.missing(root, aids) if wrote else None), flush=True)
+                      missing=report.missing(root) if wrote else None), flush=True)
     return results
 
 

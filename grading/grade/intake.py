@@ -13,6 +13,7 @@ from .. import integrity, reveal
 from ..cells import grade_id, has_meta, is_graded, is_locked, is_solution, is_test, meta, nbgrader_type, points
 from ..course import nbgrader_api
 from ..integrity.order import release_order
+from . import received
 from .notes import printable
 
 MAX_NOTES = 30   # notes kept per submission; one more says how many were left out
@@ -67,6 +68,8 @@ class Job:
     sandbox: bool = False              # start its kernels in the sandbox (grading/sandbox.py)
     cpu_limit: int = 0                 # CPU seconds one kernel may use; 0: no limit
     judge: bool = True                 # run the test cells in the worker (grading/judge/), not in the kernel
+    received: str = ""                 # when it reached the course (received.py, UTC ISO): lateness is charged from it
+    duedate: str = ""                  # the assignment's due date (UTC ISO), if it has one
 
 
 # ----------------------------------------------------------------------------- the class
@@ -116,6 +119,15 @@ def gradebooks(root, aids, config, template, release_dir):
         if aid not in known and aid not in unknown:
             course_api.generate_assignment(aid, force=True, create=True)
     return unknown
+
+
+def duedates(template, aids):
+    """{assignment: its due date, UTC ISO} for those of `aids` that have one in the template gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{template}") as gb:
+        dates = {aid: gb.find_assignment(aid).duedate for aid in aids}
+    return {aid: d.replace(tzinfo=None).isoformat() + "+00:00" for aid, d in dates.items() if d is not None}
 
 
 def notebook_names(template, aid):
@@ -267,8 +279,8 @@ def bad_timestamp(path):
         parse_utc(text)
         return None
     except Exception:  # not text, not a date, an empty file
-        return (f"timestamp.txt does not hold a submission time ({printable(text, 60)!r} is not a date): it was ignored, so no late "
-                "penalty was computed; check when this was handed in")
+        return (f"timestamp.txt does not hold a submission time ({printable(text, 60)!r} is not a date): it was "
+                "ignored; lateness was charged from when the submission reached the course")
 
 
 def other_files(folder):
@@ -305,11 +317,17 @@ def prepare(job):
             why = bad_timestamp(path) if name == "timestamp.txt" else None
             if why:
                 res.note(why, flag=True)
+            elif name == "timestamp.txt" and job.received:
+                said = received.disagreement(path.read_text(encoding="utf-8"), job.received, job.duedate)
+                if said:
+                    res.note(said, flag=True)
             else:
                 shutil.copyfile(path, dest / name)
     seen = reveal.seen_note(folder)  # make check REVEAL=1 before the Diagnose passed (grading/reveal.py)
     if seen:
         res.note(seen, flag=True)
+    if job.received:  # the time nbgrader's autograde charges lateness from: the course's, never the student's
+        (dest / "timestamp.txt").write_text(job.received, encoding="utf-8")
     others = other_files(folder)
     if others:
         shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")

@@ -5,7 +5,7 @@ import re
 import shutil
 from pathlib import Path
 
-from .intake import NBGRADER_FILES
+from .intake import NBGRADER_FILES, bad_timestamp
 
 
 NOTES_START, NOTES_END = "<!-- grading notes -->", "<!-- /grading notes -->"
@@ -70,6 +70,11 @@ def publish(root, res, scratch, names=None):
                     shutil.copyfile(path, dest / path.name)
             for name in NBGRADER_FILES:  # nbgrader's (release_feedback reads them), never the kernel's
                 path = made / name
+                if name == "timestamp.txt":  # the student's own, by which release_feedback and fetch_feedback
+                    handed = Path(root) / "submitted" / res.student / res.aid / name  # match a page to its
+                    if handed.is_file() and not handed.is_symlink() and handed.stat().st_size < 1024 \
+                            and not bad_timestamp(handed):  # submission; lateness was charged from the course's
+                        path = handed                        # time (received.py)
                 if path.is_file() and not path.is_symlink() and path.stat().st_size < 1024:
                     shutil.copyfile(path, dest / name)
     pages = any((Path(root) / "feedback" / res.student / res.aid).glob("*.html"))

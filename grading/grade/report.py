@@ -12,6 +12,7 @@ from nbgrader.api import MissingEntry
 from nbgrader.plugins import CsvExportPlugin
 from traitlets import Unicode
 
+from .strays import NOT_GRADED
 from .notes import printable
 
 REPORT = Path("autograded") / "grading-report.csv"
@@ -37,7 +38,7 @@ class Progress:
         left = elapsed / self.done * (self.total - self.done)
         width = 30
         bar = "#" * int(width * self.done / self.total)
-        mark = {"graded": "ok" if not res.flagged else "flagged", "failed": "FAILED"}[res.status]
+        mark = verdict(res)
         line = (f"[{bar:<{width}}] {self.done}/{self.total}  {elapsed:5.0f} s, ~{left:4.0f} s left  "
                 f"{printable(res.student, 80)} {printable(res.aid, 80)}: {res.score:g}/{res.max_score:g} {mark}")
         if self.tty:
@@ -47,15 +48,30 @@ class Progress:
         self.stream.flush()
 
 
+def verdict(res):
+    """A submission in a word or two for its progress line: a score that hides errors is not "ok"."""
+    if res.status != "graded":
+        return "FAILED" if res.status == "failed" else res.status
+    if res.flagged:
+        return "flagged"
+    errors = sum(" raised " in n for n in getattr(res, "notes", ()))
+    return f"errors: {errors}, see feedback" if errors else "ok"
+
+
 def summary(results, seconds, workers, root, sandbox=None, missing=None):
     """The lines make grade prints at the end. Every name and note in them is printable (notes.printable).
-    missing: {assignment: number of students in the gradebook with no submission of it}."""
+    missing: ({assignment: number of students in the gradebook with no submission of it}, [assignments the
+    gradebook holds that are not counted]), as missing() returns, or a dict of the first alone."""
+    strays = [r for r in results if r.status == NOT_GRADED]
+    results = [r for r in results if r.status != NOT_GRADED]
     graded = [r for r in results if r.status == "graded"]
     failed = [r for r in results if r.status == "failed"]
     flagged = [r for r in results if r.flagged]
     rate = len(results) / seconds * 60 if seconds else 0
     lines = [f"graded {len(graded)} of {len(results)} submissions in {seconds:.0f} s with {workers} worker(s) "
              f"({rate:.1f} per minute)"]
+    if strays:
+        lines[0] += f"; {len(strays)} more item(s) under submitted/ are not submissions (below)"
     if sandbox is not None:
         lines.append("every kernel ran in the sandbox (bubblewrap: grading/sandbox.py)" if sandbox else
                      "the kernels ran WITHOUT the sandbox (--no-sandbox): as you, with your files and network")
@@ -70,9 +86,16 @@ def summary(results, seconds, workers, root, sandbox=None, missing=None):
         for r in flagged:
             lines.append(f"  {who(r)} ({r.score:g}/{r.max_score:g}): " +
                          "; ".join(printable(n) for n in r.notes[:MAX_NOTES]))
+    if strays:
+        lines.append(f"not graded ({len(strays)} under submitted/; each is a row of the report):")
+        lines += [f"  {printable(r.why, 400)}" for r in strays]
+    missing, uncounted = missing if isinstance(missing, tuple) else (missing, [])
     if missing and any(missing.values()):
         lines.append("not submitted (empty in grades.csv, not 0): " +
                      ", ".join(f"{printable(aid, 80)} by {n} student(s)" for aid, n in sorted(missing.items()) if n))
+    if uncounted:
+        lines.append(f"not counted in grades.csv (released, but nobody handed it in and it has no due date): "
+                     f"{', '.join(printable(a, 80) for a in uncounted)} (grading/README.md: which notebooks count)")
     lines.append(f"feedback in {Path(root) / 'feedback'}, scores in {Path(root) / 'grades.csv'}, "
                  f"notes per submission in {Path(root) / REPORT}")
     return "\n".join(lines)
@@ -109,11 +132,15 @@ def read_report(root, set_aside=False):
 
 
 def write_report(root, results):
-    """One row per submission: this run's results replace the rows of the same submissions."""
-    rows = read_report(root, set_aside=True)
+    """One row per submission: this run's results replace the rows of the same submissions. A row per item under
+    submitted/ that is no submission (status "not graded", no score), made anew each run: one moved or removed
+    since is no longer named."""
+    rows = {k: v for k, v in read_report(root, set_aside=True).items() if v.get("status") != NOT_GRADED}
     for r in results:
+        scored = r.status != NOT_GRADED
         rows[(r.aid, r.student)] = dict(zip(REPORT_FIELDS, [
-            printable(r.student, 200), printable(r.aid, 200), r.status, f"{r.score:g}", f"{r.max_score:g}",
+            printable(r.student, 200), printable(r.aid, 200), r.status, f"{r.score:g}" if scored else "",
+            f"{r.max_score:g}" if scored else "",
             int(r.flagged), f"{r.seconds:.1f}", " | ".join(printable(n) for n in r.notes)]))
     path = Path(root) / REPORT
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -142,6 +169,8 @@ class ReviewExportPlugin(CsvExportPlugin):
         return CourseDirectory(config=self.config).root
 
     def export(self, gradebook):
+        """A row per student and assignment the class was set (counted(): one with a due date, or one somebody
+        handed in), or per assignment named with --assignment."""
         review = {key: row["notes"] for key, row in read_report(self._root()).items() if row.get("flagged") == "1"}
         students = [str(s) for s in self.student]
         assignments = [str(a) for a in self.assignment]
@@ -149,7 +178,7 @@ class ReviewExportPlugin(CsvExportPlugin):
             w = csv.writer(f)
             w.writerow(self.KEYS + ["review"])
             for assignment in gradebook.assignments:
-                if assignments and assignment.name not in assignments:
+                if (assignment.name not in assignments) if assignments else not counted(assignment):
                     continue
                 for student in gradebook.students:
                     if students and student.id not in students:
@@ -167,27 +196,36 @@ class ReviewExportPlugin(CsvExportPlugin):
                         penalty = sub.late_submission_penalty
                         row.update(timestamp=sub.timestamp, raw_score=sub.score, late_submission_penalty=penalty,
                                    score=max(0.0, sub.score - penalty))
+                    said = review.get((assignment.name, student.id), "")
                     w.writerow([printable("" if row[k] is None else row[k], 200) for k in self.KEYS]
-                               + [NOT_SUBMITTED if missing else review.get((assignment.name, student.id), "")])
+                               + [(f"{NOT_SUBMITTED}: {said}" if said else NOT_SUBMITTED) if missing else said])
 
 
-def missing(root, aids):
-    """{assignment: how many students in the gradebook have no submission of it}, for the summary ({} if the
-    gradebook cannot be read)."""
+def counted(assignment):
+    """Was the class set this assignment? Yes once it has a due date (`nbgrader db assignment add ID
+    --duedate=...`, or the formgrader's Manage Assignments) or somebody handed it in; `make release` alone
+    registers every notebook in the gradebook, set or not."""
+    return assignment.duedate is not None or len(assignment.submissions) > 0
+
+
+def missing(root):
+    """({assignment counted: how many students in the gradebook have no submission of it}, [the gradebook's
+    assignments not counted]), for the summary: the rows of grades.csv, counted ({} and [] if the gradebook
+    cannot be read)."""
     from nbgrader.api import Gradebook
 
-    out = {}
+    out, uncounted = {}, []
     try:
         with Gradebook(f"sqlite:///{Path(root) / 'gradebook.db'}") as gb:
             students = {s.id for s in gb.students}
-            for aid in aids:
-                try:
-                    out[aid] = len(students - {sub.student.id for sub in gb.find_assignment(aid).submissions})
-                except MissingEntry:  # a misspelt folder: reported as such
-                    pass
+            for a in gb.assignments:
+                if counted(a):
+                    out[a.name] = len(students - {sub.student.id for sub in a.submissions})
+                else:
+                    uncounted.append(a.name)
     except Exception:  # the summary goes without it; grades.csv says the same row by row
         pass
-    return out
+    return out, sorted(uncounted)
 
 
 def export(root, config):

@@ -159,3 +159,59 @@ def test_a_submission_that_failed_to_grade_is_in_manual_grading_with_its_reason(
     offline = ("ERR_NAME_NOT_RESOLVED", "ERR_INTERNET_DISCONNECTED", "MathJax is not defined")
     js_errors[:] = [e for e in js_errors if not any(o in e for o in offline)]
     assert not js_errors, f"the submission's page raised JavaScript errors: {js_errors}"
+
+
+def _off_the_machine(url):
+    """A request that leaves this machine (a CDN, the documentation), not the server or the page's own data."""
+    from urllib.parse import urlparse
+
+    parsed = urlparse(url)
+    return parsed.scheme not in ("data", "blob", "about") and parsed.hostname not in ("127.0.0.1", "localhost")
+
+
+def test_formgrader_is_offline_and_quiet_on_honest_work(lab, new_tab):
+    """Issue 45: Autograde on an honest submission shows no checksum warning; no page of the formgrader
+    (assignments, submissions, the submission view) asks anything of another machine, the submission view
+    shows its mathematics as MathML, the assignments page has no "exchange directory does not exist" box,
+    and the server logs no critical line. Seen failing before: seven "Attribute 'checksum' ... has changed!"
+    lines in the dialog, MathJax requested from cdnjs.cloudflare.com, the exchange box, and a critical
+    "Unwritable directory" line per page."""
+    import nbformat
+
+    from devtools import badsubmissions as bs
+    from grading.course import generate_assignment
+
+    root, student = lab.root, "honest_offline"
+    generate_assignment(AID, root=root, release_dir=root / ".release")
+    folder = root / "submitted" / student / AID
+    folder.mkdir(parents=True)
+    nbformat.write(bs.solved(root, AID), folder / f"{AID}.ipynb")
+    page = new_tab
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    js_errors = labpage.watch_page(page, "formgrader")
+
+    page.goto(lab.url("formgrader/manage_assignments"))
+    page.locator("#main-table tr", has_text=AID).wait_for(timeout=lab_.RENDER_S * 1000)
+    text = page.locator("body").inner_text()
+    assert "does not exist" not in text and "not available" not in text, text[:2000]
+
+    page.goto(lab.url(f"formgrader/manage_submissions/{AID}"))
+    page.locator("#main-table tr", has_text=student).wait_for(timeout=lab_.RENDER_S * 1000)
+    said = _press(page, student, "autograde", lab)
+    assert "Successfully autograded" in said and "has changed" not in said, said
+
+    page.goto(lab.url(f"formgrader/gradebook/{AID}/{AID}"))
+    link = page.locator("#main-table tr", has_text=student).locator("td.name a")
+    link.first.wait_for(timeout=lab_.RENDER_S * 1000)
+    link.first.click()
+    page.locator("#notebook-container").first.wait_for(timeout=lab_.RENDER_S * 1000)
+    page.wait_for_load_state("networkidle")
+    assert page.locator("#notebook-container math").count() > 0, "the submission view shows no typeset mathematics"
+    off = sorted({u for u in requests if _off_the_machine(u)})
+    assert not off, f"the formgrader's pages asked other machines for {off}"
+    log = lab.proc.log_tail(200_000)
+    assert "not serializable" not in log, "nbgrader's config dump warned on Manage Assignments"
+    assert "Unwritable directory" not in log and "\n[C " not in log, \
+        [ln for ln in log.splitlines() if ln.startswith("[C ") or "Unwritable" in ln][:5]
+    assert not js_errors, f"the formgrader raised JavaScript errors: {js_errors}"

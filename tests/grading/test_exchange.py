@@ -6,13 +6,19 @@ through NbGraderAPI (devtools/exchange.py says how one process plays the instruc
 students). Separate OS users, a real hub, its permissions and the browser's Assignments tab are
 tests/hub's; what no test on one machine can show is listed in grading/README.md.
 """
+import json
+import time
+from datetime import datetime, timezone
+
 import nbformat
+from nbgrader.api import Gradebook
 
 from devtools import badsubmissions as bs
 from devtools.coursework import answers, fill
 from devtools.exchange import COURSE_ID, instructor, make_exchange, student
 from grading.course import release_notebook, source_notebook
 from grading.grade import grade
+from grading.grade.received import LEDGER, arrival
 from grading.gradebook import score
 
 AID = "01_branch_prediction"
@@ -43,7 +49,18 @@ def test_release_fetch_submit_collect_grade_feedback(tmp_path, course_copy):
         work_on(notebook, answered)
         student(home, name, exchange, "submit", AID)
 
+    # the due date falls between the submissions and the collection: both were on time (grading/grade/received.py
+    # takes each one's time from the exchange's file times at collect, not from the collection's copy)
+    inbound = {name: arrival(next((exchange / COURSE_ID / "inbound").glob(f"{name}+{AID}+*")))
+               for name in ("alice", "bob")}
+    time.sleep(1.1)
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        gb.update_or_create_assignment(AID, duedate=datetime.now(timezone.utc).replace(tzinfo=None))
+    time.sleep(1.1)
     instructor(root, exchange, "collect", AID)
+    ledger = json.loads((root / LEDGER).read_text())
+    assert {n: ledger[f"{n}/{AID}"]["time"] for n in inbound} == {
+        n: t.isoformat(timespec="seconds") for n, t in inbound.items()}, "collect records the exchange's times"
     for name in ("alice", "bob"):
         assert (root / "submitted" / name / AID / f"{AID}.ipynb").is_file()
         assert (root / "submitted" / name / AID / "timestamp.txt").is_file()
@@ -54,8 +71,11 @@ def test_release_fetch_submit_collect_grade_feedback(tmp_path, course_copy):
     assert score(root, AID, "alice") == full
     assert score(root, AID, "bob") == (full[0] - lost, full[1])
     assert all(r.status == "graded" and not r.flagged for r in results.values())
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        assert [gb.find_submission(AID, n).total_seconds_late for n in ("alice", "bob")] == [0, 0]
     csv = (root / "grades.csv").read_text()
-    stamp = (root / "submitted" / "alice" / AID / "timestamp.txt").read_text().strip()
+    # the time the submission reached the course (grading/grade/received.py), not the student's timestamp.txt
+    stamp = json.loads((root / LEDGER).read_text())[f"alice/{AID}"]["time"]
     assert stamp[:19].replace("T", " ") in csv.replace("T", " "), "the submission time must reach grades.csv"
 
     instructor(root, exchange, "release_feedback", AID)

@@ -93,7 +93,7 @@ def test_a_line_per_graded_part_as_it_starts(tmp_path, capsys):
         assert selfcheck.main([AID, "--file", str(mine)]) == 0
     captured = capsys.readouterr()
     ids = selfcheck.graded_parts(root, AID)
-    shown = re.findall(rf"^  {AID}: part (\d+)/(\d+) (\w+) \(\d+ s\)$", captured.err, re.M)
+    shown = re.findall(rf"^  {AID}: part (\d+)/(\d+) (\w+) \(at \d+ s\)$", captured.err, re.M)
     assert ids and shown == [(str(i + 1), str(len(ids)), gid) for i, gid in enumerate(ids)], captured.err
     assert "part" not in captured.out, "progress goes to stderr, the report to stdout"
 
@@ -103,6 +103,8 @@ def test_progress_table_over_the_course(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "course progress" in out
     assert out.count("not started") >= 2 * len(selfcheck.assignments())
+    n = len(selfcheck.assignments())
+    assert f"checking 0 of {n} notebooks ({n} not started) ..." in out, "not 'the others', when there are none"
 
 
 def test_notebook_names_resolve():
