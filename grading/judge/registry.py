@@ -5,7 +5,6 @@ judge. A name here is looked up (codec.registered_class, judge.course_function) 
 checked to be the very class or function of that name: nothing else of the course, or of anything it imports, is
 ever found by name.
 """
-import numpy as np
 
 
 def _floats(x):
@@ -16,37 +15,22 @@ def _count(x):
     return type(x) is int and x >= 0
 
 
-def _float_array(ndim):
-    return lambda x: type(x) is np.ndarray and x.dtype.kind == "f" and x.ndim == ndim
-
-
-def _weights(x):
-    return type(x) is dict and all(type(k) is str and type(v) is np.ndarray and v.dtype.kind == "f"
-                                   for k, v in x.items())
-
-
-def _text(x):
-    return type(x) is str and len(x) <= 200
-
-
 # The course classes whose instances cross by their fields, with a check of each field: the whole list (what
 # tests hand the kernel and what the kernel hands back, seen crossing when every notebook's reference solution
 # was judged). Any other object of the course's stays in the judge (a Remote in the kernel) or does not cross.
 REGISTRY = {
     "speclab.sampling:ScriptedRNG": {"uniforms": _floats, "calls": _count},
-    "speclab.transformer:Cache": {"k": _float_array(4), "v": _float_array(4), "length": _count},
-    "speclab.transformer:Transformer": {"w": _weights, "n_layer": _count, "n_head": _count, "d": _count,
-                                        "name": _text},
 }
 
 # The fields of a course object an exercise's changes reach the test's own object through (the test reads them
-# back: a ScriptedRNG counts the uniforms drawn, that is what it is for; a KV cache holds what the exercise's
-# forwards put there, which 10's tests read and hand to the next call; so does a numpy Generator's state, as a
+# back: a ScriptedRNG counts the uniforms drawn, that is what it is for; so does a numpy Generator's state, as a
 # test that calls an exercise many times on one generator needs it to move on). Any other change to an argument
-# reaches only a copy, unless the test declares the argument an output (speclab.isolate.outputs): a Transformer
-# whose head an exercise zeroes stays as the test (and the course's cache of models) made it.
-OUTPUTS = {"speclab.sampling:ScriptedRNG": ("calls",),
-           "speclab.transformer:Cache": ("k", "v", "length")}  # 10: what a forward fills, a rollback cuts
+# reaches only a copy, unless the test declares the argument an output (speclab.isolate.outputs). Notebook 10's
+# models and KV caches are not here: they stay in the judge and cross by reference (a Remote in the kernel, whose
+# forward and truncate run on the judge's own object, so a cache fills and rolls back where the test reads it),
+# and reading their weights gives the kernel a copy: an exercise that zeroes a model's head changes nothing the
+# test, or the course's per-process load_model(), computes expected values with.
+OUTPUTS = {"speclab.sampling:ScriptedRNG": ("calls",)}
 
 # Course functions the kernel may name (it holds them from its course cells and hands them back: 07's tests see
 # step_time so); the judge looks a name up in this table only. The judge never sends a function by name: the
@@ -58,5 +42,4 @@ FUNCTIONS = frozenset(
         "onetoken": "swapped_accept_prob",
         "hardware": "best_gain explainer_step_time forward_macs step_time weight_bytes",
         "candidates": "shortcut_sample",
-        "realspec": "verify_block",
     }.items() for f in fs.split())

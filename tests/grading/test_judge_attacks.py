@@ -90,7 +90,7 @@ def honest_classmate_passes(test=TEST):
 
 @pytest.fixture
 def hostile(monkeypatch):
-    """A module a speclab module imports (as speclab.transformer imports json, and json codecs, and codecs
+    """A module a speclab module imports (as speclab.smollm.cache imports json, and json codecs, and codecs
     builtins), holding library-like classes: a finaliser that removes a path, an iterable that calls what it
     holds, a value whose == answers what it holds."""
     mod = types.ModuleType("hostile")
@@ -132,7 +132,7 @@ def test_a_finaliser_class_reached_through_a_speclab_modules_imports_is_not_buil
 def test_eval_reached_by_name_is_never_called(tmp_path, hostile):
     marker = tmp_path / "ran"
     code = f"__import__('pathlib').Path({str(marker)!r}).write_text('code ran in the grader')"
-    for name in ("speclab.transformer:json.codecs.builtins.eval", "speclab.checks:_hostile.os.system"):
+    for name in ("speclab.smollm.cache:json.codecs.builtins.eval", "speclab.checks:_hostile.os.system"):
         forged = {"ok": {"obj": ["speclab.checks:_hostile.Lazy", {"dict": [["call", {"fn": name}], ["code", code]]}]}}
         outputs, _ = judged(TEST.replace("check_close(_r,", "check_close(np.array(list(_r)),"), forged=forged)
         assert not marker.exists(), "the judge called a function the kernel named"
@@ -145,7 +145,7 @@ def test_eval_reached_by_name_is_never_called(tmp_path, hostile):
 def test_a_library_class_whose_eq_answers_what_the_kernel_set_earns_nothing(hostile):
     test = "_r = answer([1, 2])\nassert _r == [2, 4], 'twice the list'\n"
     for forged in ({"ok": {"obj": ["speclab.checks:_hostile.Agree", {"dict": [["verdict", True]]}]}},
-                   {"ok": {"obj": ["speclab.transformer:np._core.overrides.collections.UserList",
+                   {"ok": {"obj": ["speclab.specloop:np._core.overrides.collections.UserList",
                                    {"dict": [["data", [2, 4]]]}]}}):
         outputs, _ = judged(test, forged=forged)
         assert failed(outputs) and "cannot check" in failed(outputs)[0][1], (forged, outputs)
@@ -167,9 +167,9 @@ def test_registered_course_types_are_checked_field_by_field():
     bad = [["speclab.sampling:ScriptedRNG", [["uniforms", [0.5]], ["calls", 0], ["__class__", 1]]],
            ["speclab.sampling:ScriptedRNG", [["uniforms", [2.0]], ["calls", 0]]],
            ["speclab.sampling:ScriptedRNG", [["uniforms", "abc"], ["calls", -1]]],
-           ["speclab.transformer:Cache", [["k", [1]], ["v", [1]], ["length", 0]]],
-           ["speclab.transformer:Transformer", [["w", {"dict": [["head", {"fn": "speclab.checks:_os.system"}]]}],
-                                                ["n_layer", 1], ["n_head", 1], ["d", 1], ["name", "x"]]]]
+           ["speclab.tinyllama:TinyLlama", [["w", {"dict": [["embed", {"fn": "speclab.checks:_os.system"}]]}],
+                                            ["bytes_per_token", 1]]],
+           ["speclab.smollm.model:KVCache", [["kv", [1]], ["length", 0]]]]
     for name, fields in bad:
         with pytest.raises(codec.CodecError):
             codec.decode({"obj": [name, {"dict": fields}]})
@@ -282,19 +282,48 @@ def test_a_declared_output_is_copied_back_and_nothing_else():
     assert ns["_g"].bit_generator.state != ns["_state"], "a generator drawn from moves on, as in the kernel"
 
 
-def test_the_course_model_cannot_be_poisoned_through_its_head():
-    """Notebook 10: a model crosses by its fields (its weights); an exercise that zeroes its head in place
-    changes the kernel's copy only, never the course's per-process cache of models the next classmate's
-    expected values come from."""
-    from speclab import transformer as tf
+ZEROES_THE_HEAD = '''def answer(model):
+    for name in ("token_embd", "embed"):     # SmolLM2's head is tied to its embedding, as is TinyLlama's
+        try:
+            model.w[name][:] = 0.0
+        except Exception:
+            pass
+    return 0
+'''
 
-    model = tf.load("draft")
-    head = next(k for k in model.w if "head" in k or k == "wte")
-    before = model.w[head].copy()
-    student = f"def answer(model):\n    model.w[{head!r}][:] = 0\n    return 0\n"
-    outputs, _ = judged("from speclab import transformer as tf\nanswer(tf.load('draft'))\n", student=student)
-    assert not failed(outputs), outputs
-    assert np.array_equal(tf.load("draft").w[head], before), "the cached model's head was zeroed"
+
+def test_the_course_model_cannot_be_poisoned_through_what_a_test_hands_over():
+    """Notebook 10: a test hands an exercise a model (a TinyLlama stand-in it computes its expected values
+    with, or SmolLM2 as load_model caches it per process). The model stays in the judge, a Remote in the
+    kernel: an exercise that zeroes its head in place changes a copy at most, never the model the test (or
+    the next classmate, judged in the same worker) computes expected values with."""
+    from speclab.smollm import load_model
+
+    real = load_model()
+    before = real.w["token_embd"][:256].copy()
+    test = ("from speclab.tinyllama import tiny\nfrom speclab.smollm import load_model\n"
+            "from speclab.checks import check_close\n"
+            "_m = tiny(seed=1)\n_want = _m.forward([3, 1, 4], _m.new_cache())\n"
+            "answer(_m)\nanswer(load_model())\n"
+            "check_close(_m.forward([3, 1, 4], _m.new_cache()), _want, 'the stand-in as the test made it')\n")
+    outputs, _ = judged(test, student=ZEROES_THE_HEAD)
+    assert not failed(outputs), f"the exercise zeroed the test's own stand-in: {outputs}"
+    assert np.array_equal(load_model().w["token_embd"][:256], before), "the cached model's head was zeroed"
+    assert load_model() is real
+    honest_classmate_passes()
+
+
+def test_the_course_models_weights_are_read_only():
+    """The second line: were a model's weights ever reached in place (a judge bug, a test run in the kernel),
+    numpy refuses the write. SmolLM2's are memory-mapped read-only; a TinyLlama's are frozen when drawn."""
+    from speclab.smollm import load_model
+    from speclab.tinyllama import tiny
+
+    for model in (load_model(), tiny(seed=3), tiny(seed=3).exit_at(1)):
+        for name, w in model.w.items():
+            assert not w.flags.writeable, f"{type(model).__name__}.w[{name!r}] is writable"
+            with pytest.raises(ValueError):
+                w[...] = 0.0
 
 
 def test_the_agent_is_no_resolver():
