@@ -426,7 +426,7 @@ CATALOG["size_priced_trap"] = {
         "transcribed: the corollary on both clocks, (c by size, c measured)": (('''
 def size_priced_trap(draft_params, target_params, k_max=16):
     return draft_params / target_params, fitted_step(draft_params) / fitted_step(target_params)
-'''), 'the measured price c'),
+'''), "measured price c, below which every k is slower"),
         "high where the measured clock's own best k breaks even": edit(
             "k, _ = best_speedup(a, c_size, k_max)", "k, _ = best_speedup(a, c_measured, k_max)", base=_TRAP),
         "the team always deploys k = 1": edit(
@@ -462,5 +462,9 @@ def size_priced_trap(draft_params, target_params, k_max=16):
             hi = mid
     return float(c_size), float(lo)
 ''',
+    },
+    "delegate": {
+        "the course's best_speedup under another name for the team's k":
+            "from speclab.costs import best_speedup as _bs\n" + _TRAP.replace("best_speedup(a, c_size", "_bs(a, c_size"),
     },
 }
