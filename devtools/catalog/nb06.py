@@ -401,88 +401,70 @@ def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock)
     },
 }
 
-# The Diagnose part of the break-it. The first two wrong entries are what a student who transcribes the question
-# without its mechanism writes: "the k it deploys" read as the fastest k (on the measured clock), and "prices this
-# draft by its size" carried over to the delivered speedup.
-_DEPLOY_LOOP = '''
-def size_priced_deployment(a, draft_params, target_params, k_max=16):
-    c_team = draft_params / target_params
-    c_real = (STEP_FIXED_S + STEP_S_PER_PARAM * draft_params) / (STEP_FIXED_S + STEP_S_PER_PARAM * target_params)
-    k, promised = 1, speedup(expected_tokens(a, 1), 1, c_team)
-    for j in range(2, k_max + 1):
-        s = speedup(expected_tokens(a, j), j, c_team)
-        if s > promised:
-            k, promised = j, s
-    return k, promised, speedup(expected_tokens(a, k), k, c_real)
+# The Diagnose part of the break-it. The first wrong entry is what a student who transcribes the notebook writes:
+# the corollary applied to both prices, (c by size, c measured), as if the team deployed the measured clock's best k.
+_TRAP = '''
+def size_priced_trap(draft_params, target_params, k_max=16):
+    c_size = draft_params / target_params
+    c_measured = fitted_step(draft_params) / fitted_step(target_params)
+
+    def slower(a):
+        k, _ = best_speedup(a, c_size, k_max)
+        return speedup(expected_tokens(a, k), k, c_measured) < 1
+
+    grid = np.linspace(c_size, 1.0, 1001)[1:]
+    last = max(i for i, a in enumerate(grid) if slower(a))
+    lo, hi = grid[last], grid[last + 1]
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if slower(mid) else (lo, mid)
+    return c_size, float(lo)
 '''
 
-CATALOG["size_priced_deployment"] = {
+CATALOG["size_priced_trap"] = {
     "wrong": {
-        "transcribed: the deployed k is the fastest k on the measured clock": ('''
-def size_priced_deployment(a, draft_params, target_params, k_max=16):
-    step = lambda n: STEP_FIXED_S + STEP_S_PER_PARAM * n
-    k, delivered = best_speedup(a, step(draft_params) / step(target_params), k_max)
-    return k, speedup(expected_tokens(a, k), k, draft_params / target_params), delivered
-''', 'it does not choose the k that is fastest on the measured clock'),
-        "transcribed: delivered priced by size too (the promise repeated)": edit(
-            "delivered = speedup(expected_tokens(a, k), k, c_measured)",
-            "delivered = promised"),
-        "delivered at the measured clock's best k, not at the team's k": edit(
-            "delivered = speedup(expected_tokens(a, k), k, c_measured)",
-            "delivered = best_speedup(a, c_measured, k_max)[1]"),
-        "measured price with the target's step priced by size": edit(
-            "delivered = speedup(expected_tokens(a, k), k, c_measured)",
-            "delivered = speedup(expected_tokens(a, k), k, fitted_step(draft_params) / (STEP_S_PER_PARAM * target_params))"),
-        "the team's price charges the fixed cost to the target's step": edit(
-            "k, promised = best_speedup(a, draft_params / target_params, k_max)   # the team's clock: sizes only",
-            "k, promised = best_speedup(a, STEP_S_PER_PARAM * draft_params / (STEP_FIXED_S + STEP_S_PER_PARAM * target_params), k_max)"),
-        "c inverted: target over draft": edit(
-            ("k, promised = best_speedup(a, draft_params / target_params, k_max)   # the team's clock: sizes only",
-             "k, promised = best_speedup(a, target_params / draft_params, k_max)"),
-            ("delivered = speedup(expected_tokens(a, k), k, c_measured)",
-             "delivered = speedup(expected_tokens(a, k), k, fitted_step(target_params) / fitted_step(draft_params))")),
-        "the last k on an exact tie (>=)": (edit("if s > promised:", "if s >= promised:", base=_DEPLOY_LOOP),
-                                            'it keeps the smaller k'),
-        "searches k = 1..k_max - 1": edit("for j in range(2, k_max + 1):", "for j in range(2, k_max):",
-                                          base=_DEPLOY_LOOP),
-        "promised and delivered swapped": edit("return k, promised, delivered", "return k, delivered, promised"),
-        "k as a float": edit("return k, promised, delivered", "return float(k), promised, delivered"),
+        "transcribed: the corollary on both clocks, (c by size, c measured)": (('''
+def size_priced_trap(draft_params, target_params, k_max=16):
+    return draft_params / target_params, fitted_step(draft_params) / fitted_step(target_params)
+'''), "measured price c, below which every k is slower"),
+        "high where the measured clock's own best k breaks even": edit(
+            "k, _ = best_speedup(a, c_size, k_max)", "k, _ = best_speedup(a, c_measured, k_max)", base=_TRAP),
+        "the team always deploys k = 1": edit(
+            "k, _ = best_speedup(a, c_size, k_max)", "k = 1", base=_TRAP),
+        "the team always deploys k_max": edit(
+            "k, _ = best_speedup(a, c_size, k_max)", "k = k_max", base=_TRAP),
+        "the target's step priced by size on the measured clock": edit(
+            "c_measured = fitted_step(draft_params) / fitted_step(target_params)",
+            "c_measured = fitted_step(draft_params) / (STEP_S_PER_PARAM * target_params)", base=_TRAP),
+        "the first slow acceptance's top (stops at c measured)": edit(
+            "last = max(i for i, a in enumerate(grid) if slower(a))",
+            "last = next(i for i, a in enumerate(grid) if not slower(a)) - 1", base=_TRAP),
+        "low and high swapped": edit("return c_size, float(lo)", "return float(lo), c_size", base=_TRAP),
     },
     "right": {
-        "best_speedup, then the measured price": '''
-def size_priced_deployment(a, draft_params, target_params, k_max=16):
-    k, promised = best_speedup(a, draft_params / target_params, k_max)
-    t_draft = STEP_FIXED_S + STEP_S_PER_PARAM * draft_params
-    t_target = STEP_FIXED_S + STEP_S_PER_PARAM * target_params
-    return k, promised, speedup(expected_tokens(a, k), k, t_draft / t_target)
-''',
-        "a loop of its own": _DEPLOY_LOOP,
-        "vectorised, series for the tokens, delivered rescaled from the promise": '''
-def size_priced_deployment(a, draft_params, target_params, k_max=16):
-    ks = np.arange(1, k_max + 1)
-    tokens = np.array([sum(a ** j for j in range(k + 1)) for k in ks])
+        "grid then bisection": _TRAP,
+        "closed forms per k: the top root of tokens(a, k) = 1 + k c over the team's k ranges": '''
+def size_priced_trap(draft_params, target_params, k_max=16):
     c_size = draft_params / target_params
     c_meas = (STEP_FIXED_S + STEP_S_PER_PARAM * draft_params) / (STEP_FIXED_S + STEP_S_PER_PARAM * target_params)
-    gains = tokens / (1 + ks * c_size)
-    i = int(np.argmax(gains))
-    return int(ks[i]), float(gains[i]), float(gains[i] * (1 + ks[i] * c_size) / (1 + ks[i] * c_meas))
+    def gap(a):
+        k = best_speedup(a, c_size, k_max)[0]
+        return float(expected_tokens(a, k)) - (1 + k * c_meas)
+    a_s = np.linspace(c_size, 1.0, 4001)[1:]
+    slow = [a for a in a_s if gap(a) < 0]
+    lo = slow[-1]
+    hi = a_s[list(a_s).index(lo) + 1]
+    while hi - lo > 1e-15:
+        mid = 0.5 * (lo + hi)
+        if gap(mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return float(c_size), float(lo)
 ''',
     },
     "delegate": {
-        "costs.best_k through the module for the team's k": '''
-from speclab import costs
-def size_priced_deployment(a, draft_params, target_params, k_max=16):
-    c_meas = (STEP_FIXED_S + STEP_S_PER_PARAM * draft_params) / (STEP_FIXED_S + STEP_S_PER_PARAM * target_params)
-    k = costs.best_k(a, draft_params / target_params, k_max)
-    tokens = expected_tokens(a, k)
-    return k, speedup(tokens, k, draft_params / target_params), speedup(tokens, k, c_meas)
-''',
-        "the course's best_speedup under another name": '''
-from speclab.costs import best_speedup as _bs
-def size_priced_deployment(a, draft_params, target_params, k_max=16):
-    c_meas = (STEP_FIXED_S + STEP_S_PER_PARAM * draft_params) / (STEP_FIXED_S + STEP_S_PER_PARAM * target_params)
-    k, promised = _bs(a, draft_params / target_params, k_max)
-    return k, promised, speedup(expected_tokens(a, k), k, c_meas)
-''',
+        "the course's best_speedup under another name for the team's k":
+            "from speclab.costs import best_speedup as _bs\n" + _TRAP.replace("best_speedup(a, c_size", "_bs(a, c_size"),
     },
 }

@@ -24,7 +24,7 @@ NO_TWIN = {
     "03_residual": {"resample_sample", "detection_power", "over_represented"},
     "04_tv_distance": {"speculative_joint3", "three_token_tv", "worst_position"},
     "05_k_sweep": {"first_draft_kept"},
-    "06_break_even": {"should_speculate", "seconds_per_token", "speedups_by_k", "size_priced_deployment"},
+    "06_break_even": {"should_speculate", "seconds_per_token", "speedups_by_k", "size_priced_trap"},
     "07_roofline": {"advice_cost"},
     "08_real_text": {"verify_context_round", "lookup_marginal", "shortcut_tv"},
     "09_beyond_one_draft": {"multi_candidate_sample", "multi_shortcut_tv_formula"},
