@@ -71,6 +71,8 @@ offline.use_offline_templates()
 # is not serializable" on every visit; it is a debugging aid, off here
 c.FormgradeExtension.debug = False
 c.HTMLExporter.filters = {"markdown2html": "grading.offline.markdown2html"}
+# ...but not for the feedback page, whose own markdown2html (the same maths) also draws the course's reveal
+c.FeedbackExporter.filters = {}
 
 # Off a hub (`make formgrader` on one machine), the exchange is a folder of this user's, so release, fetch, submit
 # and collect work here and the formgrader shows no "exchange directory does not exist" box nor logs a critical

@@ -282,6 +282,7 @@ def revealed_pair():
     from grading.course import source_notebook
 
     source = nbformat.read(source_notebook(AID), as_version=4)
+    source.cells = [c for c in source.cells if not reveal.is_reveal(c)]   # the fixture's reveal, alone on the page
     diagnose = reveal.diagnose_parts(source)[-1]
     at = next(i for i, c in enumerate(source.cells) if c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
               == diagnose) + 1
