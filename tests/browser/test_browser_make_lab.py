@@ -1,6 +1,6 @@
 """`make lab`, as a learner runs it, in a throwaway copy of the repository (never the real work/).
 
-The copy shares the real .venv (a symlink; `make -o .venv/.installed` trusts it as set up).
+The copy shares the real .venv (a symlink; `make -o .venv/.installed` trusts it as set up), and so notebook 10's model cache.
 The server it starts must answer, and its default page must open the student copy of the
 first notebook from the copy's new work/ folder.
 """
@@ -18,7 +18,7 @@ from grading.course import assignments
 pytestmark = pytest.mark.xdist_group("browser")
 
 REPO = lab_.REPO
-PARTS = ("Makefile", "requirements.txt", "pyproject.toml", "grading", "speclab", "solutions", "notebooks", "data")
+PARTS = ("Makefile", "requirements.txt", "requirements-model.txt", "pyproject.toml", "grading", "speclab", "solutions", "notebooks", "data")
 
 
 def snapshot(folder):
@@ -33,11 +33,14 @@ def repo_copy(session_dir):
     for part in PARTS:
         src = REPO / part
         if src.is_dir():
-            shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints", "node_modules"))
+            shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints", "node_modules",
+                                                                            "smollm2-135m"))
         elif src.exists():
             dest.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / part)
     (dest / ".venv").symlink_to(REPO / ".venv")
+    # notebook 10's 538 MB float32 cache, built by the real set-up: shared as the venv is (make sees it current)
+    (dest / "data" / "smollm2-135m").symlink_to(REPO / "data" / "smollm2-135m")
     return dest
 
 
@@ -49,7 +52,7 @@ def test_make_lab_serves_the_student_copy(browser_parts, browser, repo_copy, ses
     lab_args = (f"--no-browser --ip=127.0.0.1 --ServerApp.port_retries=0 --ServerApp.token={token} "
                 f"--LabApp.workspaces_dir={session_dir / 'make-lab-workspaces'}")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SPECLAB_COURSE_ROOT", "MAKE", "JUPYTER_TOKEN"))}
-    proc = lab_.Process(["make", "-o", ".venv/.installed", "lab", f"PORT={port}", f"LAB_ARGS={lab_args}"],
+    proc = lab_.Process(["make", "-o", ".venv/.installed", "-o", "data/smollm2-135m/manifest.json", "lab", f"PORT={port}", f"LAB_ARGS={lab_args}"],
                         cwd=repo_copy, env=env, log=session_dir / "make-lab.log")
     page = None
     try:
