@@ -49,8 +49,9 @@ import zlib
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Float, Integer, Unicode
+from traitlets import Float, Integer, List, Unicode
 
+from . import hidden
 from . import watchdog as watchdogs
 
 DISK = 64 << 20          # bytes of the sandbox's tmpfs: working folder, home and /tmp together
@@ -198,7 +199,7 @@ def nproc_per_namespace():
         return False
 
 
-def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, processes=PROCESSES, uid=0):
+def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, processes=PROCESSES, uid=0, package=None):
     """The argv that runs `kernel_cmd` (a Jupyter kernel's, reading `connection_file`) in the sandbox.
 
     RLIMIT_NPROC counts every task of the kernel's real user. A root grader gives each kernel a user of its
@@ -211,7 +212,8 @@ def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, proces
     front of bwrap opens), so the sandbox's mount table does not show where the grader keeps them."""
     if not uid and processes and not nproc_per_namespace():
         processes += user_tasks(os.getuid())
-    package, data = package_dirs()
+    course, data = package_dirs()
+    package = package or course  # grading/hidden.py's copy, less the graded notebook's references
     args = [bwrap(), *namespaces(), "--die-with-parent", "--clearenv"]
     for path in SYSTEM:
         if os.path.islink(path):
@@ -220,7 +222,7 @@ def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, proces
             args += ["--ro-bind", path, path]
     binds = [(p, p) for p in python_dirs()]
     binds.append((str(package), f"{COURSE}/speclab"))
-    if data.is_dir() and data.parent != package:
+    if data.is_dir() and data.parent != course:
         binds.append((str(data), f"{COURSE}/data"))
     # The sandbox's own mounts first, then the binds: a bind under /tmp (a course cloned there, whose venv is
     # bound at its own path) goes into the private /tmp. Binds first made /tmp a folder, where bwrap then
@@ -308,6 +310,9 @@ class SandboxedKernelManager(AsyncKernelManager):
     cpu_share = Float(watchdogs.SHARE, help="cores the sandbox's processes may use together on average (0: no "
                       "limit); memory_limit and process_limit also bound them together (grading/watchdog.py)"
                       ).tag(config=True)
+    hidden = List(Unicode(), help="speclab functions the kernel must not reach: the graded notebook's references "
+                  "(grading/hidden.py)").tag(config=True)
+    notebook = Unicode("", help="the graded notebook's name, for hidden's message").tag(config=True)
     folder = Unicode("", help="a private folder of the grader's for the connection file and the socket link"
                      ).tag(config=True)
 
@@ -354,8 +359,10 @@ class SandboxedKernelManager(AsyncKernelManager):
         os.chmod(self.connection_file, 0o644)  # the kernel may run as another user; its folder is private
         env = kw.pop("env", None) or dict(os.environ)
         kw.pop("cwd", None)
+        package = hidden.package_without(package_dirs()[0], self.hidden, self.notebook) if self.hidden else None
         cmd = command(kernel_cmd, self.connection_file, env, memory=self.memory_limit, cpu=self.cpu_limit,
-                      disk=self.disk_limit, processes=self.process_limit, uid=kernel_uid(self.connection_file))
+                      disk=self.disk_limit, processes=self.process_limit, uid=kernel_uid(self.connection_file),
+                      package=package)
         await super()._async_launch_kernel(cmd, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, **kw)
         outer = self.provisioner.pid
         self.kernel_pid = None
