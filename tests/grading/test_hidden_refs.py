@@ -4,11 +4,13 @@ follow (a module name built from strings, the source file read and exec'd) then 
 classmate graded in the same run still scores full marks."""
 import nbformat
 import pytest
+from traitlets.config import Config
 
 from devtools import badsubmissions as bs
-from grading import hidden
+from grading import hidden, sandbox
 from grading.cells import grade_id
 from grading.course import scratch_course
+from grading.grade.kernel import RobustExecute
 
 AID = "02_acceptance_rule"
 
@@ -66,3 +68,40 @@ def test_reference_routes_the_scan_cannot_follow_get_nothing(tmp_path):
     assert results["blank"].score < full
     for attacker in ("built", "reader"):
         assert results[attacker].score == results["blank"].score, (attacker, results[attacker].notes)
+
+
+# Run in a kernel sandboxed for 02: every route to accept_prob, by name or by file, and a function 02 does not set.
+ROUTES = """
+import importlib, numpy as np
+p, q = np.array([0.2, 0.8]), np.array([0.5, 0.5])
+seen = {}
+try:
+    seen["import"] = importlib.import_module("spec" + "lab.speculative").accept_prob(p, q, 0)
+except RuntimeError as e:
+    seen["import"] = str(e)
+ns = {"__name__": "speclab.copied", "__package__": "speclab"}
+exec(open("/course/speclab/speculative.py").read(), ns)
+try:
+    seen["file"] = ns["accept_prob"](p, q, 0)
+except RuntimeError as e:
+    seen["file"] = str(e)
+seen["residual"] = importlib.import_module("speclab.speculative").residual(p, q).tolist()
+print(sorted(seen.items()))
+"""
+
+
+@pytest.mark.skipif(not sandbox.available()[0], reason="bubblewrap cannot start here")
+def test_the_graded_kernel_reaches_no_reference_of_its_notebook(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(ROUTES)])
+    config = Config()
+    config.SandboxedKernelManager.folder = str(tmp_path / "kernel")
+    config.SandboxedKernelManager.hidden = ["accept_prob"]
+    config.SandboxedKernelManager.notebook = AID
+    RobustExecute(config=config, timeout=60, sandbox=True, kernel_name="python3").preprocess(
+        nb, {"metadata": {"path": str(tmp_path)}})
+    out = nb.cells[0].outputs[-1]
+    assert "text" in out, out
+    seen = dict(eval(out["text"]))
+    gone = f"the course's reference for accept_prob is not available while {AID} is graded"
+    assert seen["import"] == gone and seen["file"] == gone, seen
+    assert seen["residual"] == [0.0, 1.0]  # the rest of speclab, 02's other helpers, still answers
