@@ -57,6 +57,8 @@ BOOT = ("def __speclab_boot__(*sources):\n"
 
 class JudgeExecute(RobustExecute):
     judge = Bool(True, help="run the test cells in the grading worker (the judge), not in the kernel").tag(config=True)
+    hide_references = Bool(os.environ.get("SPECLAB_HIDE_REFERENCES") == "1", help="the kernel's speclab without the graded notebook's references (grading/"
+                           "hidden.py); off until 02/04/05's demo cells stop calling them").tag(config=True)
     source = Unicode("", help="the assignment's source folder (solutions/<id>); empty: the course's "
                               "(CourseDirectory)").tag(config=True)
 
@@ -71,7 +73,7 @@ class JudgeExecute(RobustExecute):
         if self.judge and not opted_out and path.is_file():
             source = nbformat.read(path, as_version=4)
             self._judge = Judge(source, self._transport)
-            names = hidden.exercise_names(source)
+            names = hidden.exercise_names(source) if self.hide_references else []
         # the kernel's speclab lacks this notebook's references (grading/hidden.py); the judge keeps them
         self.config.SandboxedKernelManager.hidden = names
         self.config.SandboxedKernelManager.notebook = info.get("notebook", "")

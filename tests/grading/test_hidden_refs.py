@@ -51,8 +51,10 @@ def with_accept_prob(solved, source):
 
 
 @pytest.mark.slow
-def test_reference_routes_the_scan_cannot_follow_get_nothing(tmp_path):
+def test_reference_routes_the_scan_cannot_follow_get_nothing(tmp_path, monkeypatch):
     from grading.grade import grade
+
+    monkeypatch.setenv("SPECLAB_HIDE_REFERENCES", "1")  # off by default: README's hidden references
 
     root = scratch_course(tmp_path / "course", [AID], release="generate")
     good = bs.good_students(root, AID)
