@@ -49,9 +49,9 @@ import zlib
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Float, Integer, Unicode
+from traitlets import Float, Integer, List, Unicode
 
-from . import watchdog as watchdogs
+from . import hidden, watchdog as watchdogs
 
 DISK = 64 << 20          # bytes of the sandbox's tmpfs: working folder, home and /tmp together
 PROCESSES = 128          # processes and threads the kernel's user may have (a kernel uses about 10)
@@ -198,7 +198,7 @@ def nproc_per_namespace():
         return False
 
 
-def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, processes=PROCESSES, uid=0):
+def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, processes=PROCESSES, uid=0, speclab=None):
     """The argv that runs `kernel_cmd` (a Jupyter kernel's, reading `connection_file`) in the sandbox.
 
     RLIMIT_NPROC counts every task of the kernel's real user. A root grader gives each kernel a user of its
@@ -219,7 +219,7 @@ def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, proces
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
     binds = [(p, p) for p in python_dirs()]
-    binds.append((str(package), f"{COURSE}/speclab"))
+    binds.append((str(speclab or package), f"{COURSE}/speclab"))  # speclab: grading/hidden.py's copy
     if data.is_dir() and data.parent != package:
         binds.append((str(data), f"{COURSE}/data"))
     # The sandbox's own mounts first, then the binds: a bind under /tmp (a course cloned there, whose venv is
@@ -308,6 +308,8 @@ class SandboxedKernelManager(AsyncKernelManager):
     cpu_share = Float(watchdogs.SHARE, help="cores the sandbox's processes may use together on average (0: no "
                       "limit); memory_limit and process_limit also bound them together (grading/watchdog.py)"
                       ).tag(config=True)
+    hidden = List(Unicode(), help="the graded notebook's references, absent (grading/hidden.py)").tag(config=True)
+    notebook = Unicode("", help="the graded notebook's name, for hidden's message").tag(config=True)
     folder = Unicode("", help="a private folder of the grader's for the connection file and the socket link"
                      ).tag(config=True)
 
@@ -354,8 +356,10 @@ class SandboxedKernelManager(AsyncKernelManager):
         os.chmod(self.connection_file, 0o644)  # the kernel may run as another user; its folder is private
         env = kw.pop("env", None) or dict(os.environ)
         kw.pop("cwd", None)
+        speclab = hidden.package_without(package_dirs()[0], self.hidden, self.notebook) if self.hidden else None
         cmd = command(kernel_cmd, self.connection_file, env, memory=self.memory_limit, cpu=self.cpu_limit,
-                      disk=self.disk_limit, processes=self.process_limit, uid=kernel_uid(self.connection_file))
+                      disk=self.disk_limit, processes=self.process_limit, uid=kernel_uid(self.connection_file),
+                      speclab=speclab)
         await super()._async_launch_kernel(cmd, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, **kw)
         outer = self.provisioner.pid
         self.kernel_pid = None

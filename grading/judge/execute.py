@@ -30,6 +30,7 @@ from jupyter_core.utils import run_sync
 from nbclient.util import run_hook
 from traitlets import Bool, Unicode
 
+from .. import hidden
 from .. import sandbox as sandboxes
 from ..cells import grade_id
 from ..grade.kernel import RobustExecute
@@ -56,6 +57,8 @@ BOOT = ("def __speclab_boot__(*sources):\n"
 
 class JudgeExecute(RobustExecute):
     judge = Bool(True, help="run the test cells in the grading worker (the judge), not in the kernel").tag(config=True)
+    hide_references = Bool(os.environ.get("SPECLAB_HIDE_REFERENCES") == "1", help="the kernel's speclab without the graded notebook's references (grading/"
+                           "hidden.py); off until 02/04/05's demo cells stop calling them").tag(config=True)
     source = Unicode("", help="the assignment's source folder (solutions/<id>); empty: the course's "
                               "(CourseDirectory)").tag(config=True)
 
@@ -66,8 +69,14 @@ class JudgeExecute(RobustExecute):
         info = (resources or {}).get("nbgrader", {})
         path = self._source(info.get("assignment", "")) / f"{info.get('notebook', '')}.ipynb"
         opted_out = info.get("assignment") in OPT_OUT and os.environ.get(JUDGE_OPTED_OUT) != "1"
+        names = []
         if self.judge and not opted_out and path.is_file():
-            self._judge = Judge(nbformat.read(path, as_version=4), self._transport)
+            source = nbformat.read(path, as_version=4)
+            self._judge = Judge(source, self._transport)
+            names = hidden.exercise_names(source) if self.hide_references else []
+        # the kernel's speclab lacks this notebook's references (grading/hidden.py); the judge keeps them
+        self.config.SandboxedKernelManager.hidden = names
+        self.config.SandboxedKernelManager.notebook = info.get("notebook", "")
         try:
             return super().preprocess(nb, resources, km)
         finally:
