@@ -21,7 +21,7 @@ Modules, one concern each:
   candidates   several candidates per position: exact samplers, the shortcut, exact enumeration (09)
   trees        token trees: shapes, tree attention masks, value per pass, price on 07's roofline (09)
   smollm       SmolLM2-135M-Instruct in NumPy: loader, tokenizer, Llama forward with a KV cache (10)
-  tinyllama    a tiny random Llama with smollm's interface: the stand-in graded tests hand exercises (10)
+  tinyllama    smollm's Model with a tiny config and random weights: the stand-in graded tests hand exercises (10)
   specloop     speculative decoding of a Llama with a KV cache: the loop, rollback, prompt lookup,
                early exit, replayed rounds, the CPU clock (10)
   kneserney    a character Kneser-Ney n-gram: the baseline a neural model must beat (10)

@@ -1,6 +1,6 @@
 """Speculative decoding of a Llama with a KV cache (notebook 10): the loop, its drafts, its clock.
 
-A model here is anything with SmolLM2's interface (speclab.smollm, or speclab.tinyllama's stand-in):
+A model here is anything with SmolLM2's interface (speclab.smollm.Model: the real one, or tinyllama's):
 `new_cache()`, and `forward(tokens, cache)` returning float32 logits (T, vocab) while the cache grows
 by T. A draft is a deterministic function `draft(context, k) -> up to k tokens` (prompt lookup, or a
 shallow copy of the target decoding greedily); a deterministic draft proposes x with q(x) = 1, so
@@ -298,42 +298,15 @@ def bandwidth(megabytes=256, repeat=3):
     return W.nbytes / float(np.median([cpu_time(lambda: W @ x) for _ in range(repeat)]))
 
 
-# --- early exit: the target's first layers as a draft ---------------------------------------------
-
-class Shallow:
-    """The target cut after its first `layers` blocks, then its final norm and head: a draft with no new
-    weights (LayerSkip's self-draft). It runs the target's own blocks (speclab.smollm.Model.block)."""
-
-    def __init__(self, model, layers):
-        self.model, self.layers = model, layers
-
-    def new_cache(self):
-        return self.model.new_cache()
-
-    def forward(self, tokens, cache, looped=True):
-        m, start = self.model, cache.length
-        cache.reserve(start + len(tokens))
-        x = np.asarray(m.w["token_embd"][np.asarray(tokens, dtype=np.int64)], dtype=np.float32)
-        for layer in range(self.layers):
-            x = m.block(layer, x, cache, start, looped)
-        cache.length = start + len(tokens)
-        return head(m, x, looped)
-
-
-def head(model, x, looped=False):
-    from .smollm.model import apply, rms_norm
-    return apply(rms_norm(x, model.w["output_norm"], model.eps), model.w["token_embd"].T, looped)
-
+# --- early exit: the target's first layers as a draft (model.exit_at(L), speclab.smollm.Model) ----------
 
 def exit_agreement(model, tokens, layers, last):
     """{L: the share of the last `last` positions of `tokens` where the argmax after the first L blocks (then
     the final norm and head) is the full model's}: one forward, the head read at each L."""
-    cache = model.new_cache()
-    x = np.asarray(model.w["token_embd"][np.asarray(tokens, dtype=np.int64)], dtype=np.float32)
-    guesses = {}
+    cache, x, guesses = model.new_cache(), model.embed(tokens), {}
     for layer in range(model.n_layers):
         x = model.block(layer, x, cache, 0, False)
         if layer + 1 in layers:
-            guesses[layer + 1] = np.argmax(head(model, x[-last:]), axis=1)
-    final = np.argmax(head(model, x[-last:]), axis=1)
+            guesses[layer + 1] = np.argmax(model.head(x[-last:]), axis=1)
+    final = np.argmax(model.head(x[-last:]), axis=1)
     return {L: float(np.mean(g == final)) for L, g in guesses.items()}

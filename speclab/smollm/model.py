@@ -13,7 +13,7 @@ two on two shared cores the idle one spins, and a greedy decode measured 10x mor
 Rotary embeddings rotate ADJACENT pairs (0, 1), (2, 3), ...: llama.cpp's converter permuted the rows of
 Q and K into that order, so the rotate-half form (pairs i, i + 64/2) is wrong on these weights.
 """
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -106,7 +106,8 @@ class Model:
         self.config, self.w = config, weights
         for f in fields(config):
             setattr(self, f.name, getattr(config, f.name))
-        self.bytes_per_token = sum(a.nbytes for a in weights.values())  # the head reads all of token_embd
+        self.bytes_per_token = sum(a.nbytes for name, a in weights.items()   # the head reads all of token_embd
+                                   if not name.startswith("blk.") or int(name.split(".")[1]) < self.n_layers)
         i = np.arange(self.head_dim // 2)
         self.inv_freq = (self.rope_base ** (-2 * i / self.head_dim)).astype(np.float32)
 
@@ -154,17 +155,26 @@ class Model:
         gate_up = silu(apply(h, w[p + "ffn_gate"], looped)) * apply(h, w[p + "ffn_up"], looped)
         return x + apply(gate_up, w[p + "ffn_down"], looped)
 
+    def embed(self, tokens):
+        return np.asarray(self.w["token_embd"][np.asarray(tokens, dtype=np.int64).reshape(-1)], dtype=np.float32)
+
+    def head(self, x, looped=False):
+        """Logits from residual states: the final norm, then the tied head (the embedding's transpose)."""
+        return apply(rms_norm(x, self.w["output_norm"], self.eps), self.w["token_embd"].T, looped)
+
     def forward(self, tokens, cache, looped=True):
         """Logits (T, vocab) float32 after each of `tokens`, which extend the cache by T positions."""
-        tokens = np.asarray(tokens, dtype=np.int64).reshape(-1)
-        start = cache.length
-        cache.reserve(start + len(tokens))
-        x = np.asarray(self.w["token_embd"][tokens], dtype=np.float32)
+        x, start = self.embed(tokens), cache.length
+        cache.reserve(start + len(x))
         for layer in range(self.n_layers):
             x = self.block(layer, x, cache, start, looped)
-        cache.length = start + len(tokens)
-        x = rms_norm(x, self.w["output_norm"], self.eps)
-        return apply(x, self.w["token_embd"].T, looped)  # tied embeddings: the head is the lookup's transpose
+        cache.length = start + len(x)
+        return self.head(x, looped)
+
+    def exit_at(self, layers):
+        """Early exit: the same weights, only the first `layers` blocks before the final norm and head (a
+        draft with no weights of its own, as LayerSkip's self-draft). Its cache holds `layers` layers."""
+        return Model(replace(self.config, n_layers=layers), self.w)
 
     def greedy(self, prompt_ids, n, cache=None, stop=None):
         """n tokens, each the argmax after the previous ones (ending early after `stop`, if given).

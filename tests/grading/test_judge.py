@@ -352,7 +352,7 @@ def judged(student):
 
 TEST_OBJECTS = '''
 import numpy as np
-from speclab.tinyllama import Config, KVCache
+from speclab.smollm.model import Config, KVCache
 
 class _Count:
     def __init__(self, length=0):
@@ -366,7 +366,7 @@ class _Model:
         self.calls, self._secret, self.helper = 0, "the expected value", lambda x: x + 1
         self.np, self.system = np, __import__("os").system
     def new_cache(self):
-        return KVCache(Config(n_layers=1, n_kv_heads=1, head_dim=2, context=8))
+        return KVCache(Config(n_layers=1, n_kv_heads=1, head_dim=2), capacity=8)
     def probs(self, tokens, cache):
         self.calls += 1
         cache.length += len(tokens)

@@ -167,8 +167,8 @@ def test_registered_course_types_are_checked_field_by_field():
     bad = [["speclab.sampling:ScriptedRNG", [["uniforms", [0.5]], ["calls", 0], ["__class__", 1]]],
            ["speclab.sampling:ScriptedRNG", [["uniforms", [2.0]], ["calls", 0]]],
            ["speclab.sampling:ScriptedRNG", [["uniforms", "abc"], ["calls", -1]]],
-           ["speclab.tinyllama:TinyLlama", [["w", {"dict": [["embed", {"fn": "speclab.checks:_os.system"}]]}],
-                                            ["bytes_per_token", 1]]],
+           ["speclab.smollm.model:Model", [["w", {"dict": [["token_embd", {"fn": "speclab.checks:_os.system"}]]}],
+                                           ["bytes_per_token", 1]]],
            ["speclab.smollm.model:KVCache", [["kv", [1]], ["length", 0]]]]
     for name, fields in bad:
         with pytest.raises(codec.CodecError):
@@ -283,7 +283,7 @@ def test_a_declared_output_is_copied_back_and_nothing_else():
 
 
 ZEROES_THE_HEAD = '''def answer(model):
-    for name in ("token_embd", "embed"):     # SmolLM2's head is tied to its embedding, as is TinyLlama's
+    for name in ("token_embd", "output_norm"):     # the tied head, and the norm before it
         try:
             model.w[name][:] = 0.0
         except Exception:
@@ -293,7 +293,7 @@ ZEROES_THE_HEAD = '''def answer(model):
 
 
 def test_the_course_model_cannot_be_poisoned_through_what_a_test_hands_over():
-    """Notebook 10: a test hands an exercise a model (a TinyLlama stand-in it computes its expected values
+    """Notebook 10: a test hands an exercise a model (a tiny random stand-in it computes its expected values
     with, or SmolLM2 as load_model caches it per process). The model stays in the judge, a Remote in the
     kernel: an exercise that zeroes its head in place changes a copy at most, never the model the test (or
     the next classmate, judged in the same worker) computes expected values with."""
@@ -315,7 +315,7 @@ def test_the_course_model_cannot_be_poisoned_through_what_a_test_hands_over():
 
 def test_the_course_models_weights_are_read_only():
     """The second line: were a model's weights ever reached in place (a judge bug, a test run in the kernel),
-    numpy refuses the write. SmolLM2's are memory-mapped read-only; a TinyLlama's are frozen when drawn."""
+    numpy refuses the write. SmolLM2's are memory-mapped read-only; the tiny stand-in's are frozen when drawn."""
     from speclab.smollm import load_model
     from speclab.tinyllama import tiny
 

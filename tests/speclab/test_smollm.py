@@ -1,44 +1,31 @@
 """speclab.smollm: SmolLM2-135M-Instruct in NumPy (issue 43 item 1).
 
-Fast tests run the same forward on a tiny random Llama made here (milliseconds); the tokenizer tests read
+Fast tests run the same forward on a tiny random Llama (speclab.tinyllama: milliseconds); the tokenizer tests read
 the float32 cache's vocabulary (make setup builds it). The tests marked slow load the real model.
 Known token ids and the greedy answer come from other SmolLM2 ports that print what `transformers`
 computes for the same prompts; this code reproduces them.
 
 Depends on: speclab.smollm, data/smollm2-135m/ (python -m speclab.smollm.cache), data/corpora/baker.txt.
 """
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
+from speclab import tinyllama
 from speclab.datafiles import DATA
 from speclab.smollm import Config, Model, Tokenizer, cache, load_model, load_tokenizer
 from speclab.smollm.model import apply
 from speclab.smollm.tokenizer import PIECE
 
-TINY = Config(n_layers=2, d_model=32, n_heads=4, n_kv_heads=2, head_dim=8, d_ff=48, vocab=61, rope_base=1e4,
-              eps=1e-5)
-
-
-def tiny_weights(config=TINY, seed=0):
-    """Random weights in the cache's layout ((in, out) matrices), scaled so that attention is not uniform."""
-    rng = np.random.default_rng(seed)
-    c = config
-    shapes = {"attn_q": (c.d_model, c.n_heads * c.head_dim), "attn_k": (c.d_model, c.n_kv_heads * c.head_dim),
-              "attn_v": (c.d_model, c.n_kv_heads * c.head_dim), "attn_output": (c.n_heads * c.head_dim, c.d_model),
-              "ffn_gate": (c.d_model, c.d_ff), "ffn_up": (c.d_model, c.d_ff), "ffn_down": (c.d_ff, c.d_model)}
-    w = {"token_embd": rng.normal(0, 1, (c.vocab, c.d_model)), "output_norm": rng.uniform(0.5, 1.5, c.d_model)}
-    for layer in range(c.n_layers):
-        for name, shape in shapes.items():
-            w[f"blk.{layer}.{name}"] = rng.normal(0, 1.5 / np.sqrt(shape[0]), shape)
-        for name in ("attn_norm", "ffn_norm"):
-            w[f"blk.{layer}.{name}"] = rng.uniform(0.5, 1.5, c.d_model)
-    return {k: v.astype(np.float32) for k, v in w.items()}
+# speclab.tinyllama's stand-in, with a vocabulary large enough for the toy GGUF's tokens (write_tiny_gguf)
+TINY = replace(tinyllama.TINY, vocab=61)
 
 
 @pytest.fixture(scope="module")
 def tiny():
-    return Model(TINY, tiny_weights())
+    return tinyllama.tiny(seed=0, cfg=TINY)
 
 
 def close(a, b, rel=1e-4):

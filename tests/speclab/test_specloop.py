@@ -1,6 +1,6 @@
 """speclab.specloop, speclab.tinyllama and speclab.kneserney: notebook 10's loop, its stand-in model, its baseline.
 
-Depends on: speclab.tinyllama (random weights, no data), speclab.sampling, data/corpora (KneserNey).
+Depends on: speclab.tinyllama (speclab.smollm.Model with random weights, no data), speclab.sampling, data/corpora (KneserNey).
 """
 from functools import partial
 
@@ -25,7 +25,7 @@ def test_one_pass_equals_single_steps_and_both_kernels_agree(model):
     one = model.forward(tokens, model.new_cache())
     cache = model.new_cache()
     steps = np.vstack([model.forward([t], cache) for t in tokens])
-    assert one.dtype == np.float32 and one.shape == (8, model.cfg.vocab)
+    assert one.dtype == np.float32 and one.shape == (8, model.config.vocab)
     assert np.abs(one - steps).max() < 1e-4
     assert np.abs(model.forward(tokens, model.new_cache(), looped=False) - one).max() < 1e-4
 
