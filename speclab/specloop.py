@@ -85,6 +85,14 @@ class Run:
     def tokens_per_call(self):
         return (sum(self.kept) + self.rounds) / max(1, self.rounds)
 
+    def kept_tokens(self, out):
+        """The tokens of `out` (the run's output) that were drafted and kept, in order."""
+        got, m = [], 0
+        for kept in self.kept:
+            got += list(out[m:m + kept])
+            m += kept + 1
+        return got
+
 
 def speculative_generate(target, prompt, n, k, draft, rng=None, run=None, stale=False, cache=None):
     """n tokens after `prompt`, each round up to k drafts from draft(context, k) and one target forward,
@@ -300,13 +308,19 @@ def bandwidth(megabytes=256, repeat=3):
 
 # --- early exit: the target's first layers as a draft (model.exit_at(L), speclab.smollm.Model) ----------
 
-def exit_agreement(model, tokens, layers, last):
-    """{L: the share of the last `last` positions of `tokens` where the argmax after the first L blocks (then
-    the final norm and head) is the full model's}: one forward, the head read at each L."""
+def exit_guesses(model, tokens, layers, last):
+    """{L: the argmax after the first L blocks, then the final norm and head, at the last `last` positions of
+    `tokens`}: one teacher-forced forward, the head read after each L (L = model.n_layers: the full model)."""
     cache, x, guesses = model.new_cache(), model.embed(tokens), {}
     for layer in range(model.n_layers):
         x = model.block(layer, x, cache, 0, False)
         if layer + 1 in layers:
             guesses[layer + 1] = np.argmax(model.head(x[-last:]), axis=1)
-    final = np.argmax(model.head(x[-last:]), axis=1)
-    return {L: float(np.mean(g == final)) for L, g in guesses.items()}
+    return guesses
+
+
+def exit_agreement(model, tokens, layers, last):
+    """{L: the share of the last `last` positions of `tokens` where the exit after L blocks guesses the full
+    model's argmax}."""
+    guesses = exit_guesses(model, tokens, set(layers) | {model.n_layers}, last)
+    return {L: float(np.mean(guesses[L] == guesses[model.n_layers])) for L in layers}

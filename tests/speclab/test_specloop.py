@@ -64,6 +64,24 @@ def test_replay_gives_the_rounds_of_the_real_run(model, k):
     assert (replayed.drafted, replayed.kept) == (run.drafted, run.kept)
 
 
+def test_an_exit_is_the_first_layers_then_the_final_norm_and_the_tied_head(model):
+    """exit_guesses reads the head after L blocks of one teacher-forced pass: what the same model cut at L
+    (exit_at, a forward of its own) predicts, and at L = all layers what the model predicts."""
+    tokens = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3]
+    guesses = sl.exit_guesses(model, tokens, {1, 2}, last=6)
+    for L in (1, 2):
+        alone = np.argmax(model.exit_at(L).forward(tokens, model.exit_at(L).new_cache()), axis=1)[-6:]
+        assert guesses[L].tolist() == alone.tolist()
+    agree = sl.exit_agreement(model, tokens, [1], last=6)
+    assert agree == {1: float(np.mean(guesses[1] == guesses[2]))}
+    assert sl.exit_agreement(model, tokens, [model.config.n_layers], last=6) == {model.config.n_layers: 1.0}
+
+
+def test_kept_tokens_are_the_drafts_each_round_kept():
+    run = sl.Run(drafted=[2, 0, 3, 1], kept=[1, 0, 3, 0])
+    assert run.kept_tokens(list("abcdefghi")) == list("adef")   # rounds emit a|b, c, d e f|g, h
+
+
 def test_the_sampled_rule_keeps_x_with_probability_p_and_corrects_from_p_without_x(model):
     row = model.forward([2, 9, 4], model.new_cache())[-1]
     p = sl.softmax(row)
