@@ -30,10 +30,10 @@ from jupyter_core.utils import run_sync
 from nbclient.util import run_hook
 from traitlets import Bool, Unicode
 
-from .. import hidden
-from .. import sandbox as sandboxes
+from ..kernels import hidden
+from ..kernels import sandbox as sandboxes
 from ..cells import grade_id
-from ..grade.kernel import RobustExecute
+from ..kernels.robust import RobustExecute
 from . import agent, codec, registry
 from .judge import STREAM_CAP, Dead, Judge, Late, Refused, _error, append_stream, is_test
 
@@ -74,7 +74,7 @@ class JudgeExecute(RobustExecute):
             source = nbformat.read(path, as_version=4)
             self._judge = Judge(source, self._transport)
             names = hidden.exercise_names(source) if self.hide_references else []
-        # the kernel's speclab lacks this notebook's references (grading/hidden.py); the judge keeps them
+        # the kernel's speclab lacks this notebook's references (grading/kernels/hidden.py); the judge keeps them
         self.config.SandboxedKernelManager.hidden = names
         self.config.SandboxedKernelManager.notebook = info.get("notebook", "")
         try:

@@ -282,7 +282,7 @@ def test_a_call_past_its_time_is_stopped_and_the_kernel_serves_again(tmp_path):
     the next test cell is judged as usual; an exercise's prints come back as the cell's outputs, in order."""
     from traitlets.config import Config
 
-    from grading import sandbox
+    from grading.kernels import sandbox
     from grading.judge.execute import JudgeExecute
 
     tests = {"loop": 'spin("loop")', "after_loop": "print(spin(2))", "stubborn": 'spin("stubborn")',

@@ -365,7 +365,7 @@ def answer(p):
 def test_mutation_and_resolver_through_a_real_kernel(tmp_path):
     from traitlets.config import Config
 
-    from grading import sandbox
+    from grading.kernels import sandbox
     from grading.judge.execute import JudgeExecute
 
     resolver = ("def answer(p):\n    f = __speclab_judge__._dec_hook('fn', 'speclab.speculative:accept_prob')\n"

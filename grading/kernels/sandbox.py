@@ -15,7 +15,7 @@ who grades, with that user's files, processes and network. Here each kernel is s
   network namespace, loopback only), and limits set before Python starts: address space (the grader's
   memory limit), CPU seconds, processes, file size, no core files. A grader that runs as root runs
   the kernel as an unused user id (so the process limit applies: Linux does not hold root to it).
-- limits for all its processes together, kept from outside by a thread of the grader's (grading/watchdog.py):
+- limits for all its processes together, kept from outside by a thread of the grader's (grading/kernels/watchdog.py):
   memory (the same limit, summed over the sandbox), processes and threads, and CPU (one core's share on
   average; what the submission starts runs at nice 19). The rlimits above are per process.
 
@@ -219,7 +219,7 @@ def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, proces
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
     binds = [(p, p) for p in python_dirs()]
-    binds.append((str(speclab or package), f"{COURSE}/speclab"))  # speclab: grading/hidden.py's copy
+    binds.append((str(speclab or package), f"{COURSE}/speclab"))  # speclab: grading/kernels/hidden.py's copy
     if data.is_dir() and data.parent != package:
         binds.append((str(data), f"{COURSE}/data"))
     # The sandbox's own mounts first, then the binds: a bind under /tmp (a course cloned there, whose venv is
@@ -306,15 +306,15 @@ class SandboxedKernelManager(AsyncKernelManager):
     disk_limit = Integer(DISK, help="bytes of the sandbox's writable tmpfs").tag(config=True)
     process_limit = Integer(PROCESSES, help="processes and threads the kernel may have").tag(config=True)
     cpu_share = Float(watchdogs.SHARE, help="cores the sandbox's processes may use together on average (0: no "
-                      "limit); memory_limit and process_limit also bound them together (grading/watchdog.py)"
+                      "limit); memory_limit and process_limit also bound them together (grading/kernels/watchdog.py)"
                       ).tag(config=True)
-    hidden = List(Unicode(), help="the graded notebook's references, absent (grading/hidden.py)").tag(config=True)
+    hidden = List(Unicode(), help="the graded notebook's references, absent (grading/kernels/hidden.py)").tag(config=True)
     notebook = Unicode("", help="the graded notebook's name, for hidden's message").tag(config=True)
     folder = Unicode("", help="a private folder of the grader's for the connection file and the socket link"
                      ).tag(config=True)
 
     kernel_pid = None  # the kernel's process id (bwrap's is the provisioner's)
-    watchdog = None    # the limits of the whole sandbox (grading/watchdog.py), while the kernel runs
+    watchdog = None    # the limits of the whole sandbox (grading/kernels/watchdog.py), while the kernel runs
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
