@@ -1,6 +1,6 @@
 """One submission, in a worker process: intake, then nbgrader's autograde and generate_feedback on its
 scratch course with our steps in place of some of nbgrader's (kernels/robust.py: execution that survives
-interrupt-proof cells, dead kernels and memory hogs; kernels/outputs.py: output capped by characters and tests
+interrupt-proof cells, dead kernels and memory hogs; kernels/outputs.py: output capped by characters; scores.py: tests
 scored by their errors; feedback.py: the feedback page), then the notes on what happened (notes.py)."""
 import os
 import re
@@ -14,15 +14,14 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, GetGrades,
                                     IgnorePattern, LimitOutput)
 
-from ..kernels import kernelwait
-from ..kernels import sandbox as sandboxes
-from ..kernels import watchdog
+from ..judge.box import BoxedExecute
+from ..kernels import kernelwait, sandbox as sandboxes, watchdog
+from ..kernels.outputs import CapOutput
+from ..reveal import PlaceReveals
 from . import intake, merge
 from .feedback import FeedbackExporter, RedactHiddenTests
-from ..judge.box import BoxedExecute
-from ..reveal import PlaceReveals
 from .notes import changes, runtime_notes, tree_state
-from ..kernels.outputs import CapOutput, StrictSaveAutoGrades
+from .scores import StrictSaveAutoGrades
 
 kernelwait.install()  # in each worker process: a lost ZeroMQ wake-up must not hold a cell to its limit
 

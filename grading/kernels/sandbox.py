@@ -52,6 +52,7 @@ from jupyter_client.manager import AsyncKernelManager
 from traitlets import Float, Integer, List, Unicode
 
 from . import hidden, watchdog as watchdogs
+from .procfs import descendant, process_cpu, user_tasks
 
 DISK = 64 << 20          # bytes of the sandbox's tmpfs: working folder, home and /tmp together
 PROCESSES = 128          # processes and threads the kernel's user may have (a kernel uses about 10)
@@ -173,21 +174,6 @@ def python():
     return unlinked(sys.executable)
 
 
-def user_tasks(uid):
-    """How many processes and threads user `uid` has now (what Linux counts against RLIMIT_NPROC)."""
-    count = 0
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                status = Path(f"/proc/{pid}/status").read_text()
-            except OSError:
-                continue
-            fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-            if int(fields.get("Uid", "-1 ").split()[0]) == uid:
-                count += int(fields.get("Threads", "1"))
-    return count
-
-
 @functools.lru_cache(maxsize=1)
 def nproc_per_namespace():
     """Whether Linux counts RLIMIT_NPROC per user namespace (5.14 and later: "ucounts"), so that a sandbox's own
@@ -265,34 +251,10 @@ def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, proces
             *args, "--", *launcher, *kernel_cmd]
 
 
-def descendant(pid, depth=2):
-    """The process `depth` generations below `pid` along first children (bwrap -> its reaper -> the kernel)."""
-    for _ in range(depth):
-        kids = []
-        try:
-            for task in os.listdir(f"/proc/{pid}/task"):
-                kids += Path(f"/proc/{pid}/task/{task}/children").read_text().split()
-        except OSError:
-            return None
-        if not kids:
-            return None
-        pid = int(kids[0])
-    return pid
-
-
 _managers = itertools.count()
 # CPU seconds the sandboxed kernels of this process used: a sandboxed kernel is reaped inside its sandbox,
 # so its time never reaches the grader's getrusage(RUSAGE_CHILDREN) (read from /proc as each one ends)
 KERNEL_CPU = [0.0]
-
-
-def process_cpu(pid):
-    """CPU seconds of a process and of its children it has reaped (utime, stime, cutime, cstime), or 0."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return 0.0
 
 
 class SandboxedKernelManager(AsyncKernelManager):

@@ -20,7 +20,7 @@ from nbformat.notebooknode import NotebookNode
 from devtools.coursework import loaded_addresses
 from grading.course import REPO
 from grading.grade.feedback import clean_html, feedback_exporter, latex_output_to_html, what_it_tests, tex_to_mathml
-from grading.kernels import outputs
+from grading.grade import scores
 from grading.kernels.outputs import (MAX_IMAGE_CHARS, MAX_NOTEBOOK_OUTPUT_CHARS, MAX_OUTPUT_CHARS, TRUNCATED, CapOutput,
                                    OutputBudget, cap_output)
 
@@ -201,7 +201,7 @@ def test_the_notebook_budget_keeps_errors_and_stderr_so_scores_never_change():
     assert budget.admit(err) and err.output_type == "error" and err.ename == "AssertionError", "past the budget"
     cell = NotebookNode(cell_type="code", metadata={"nbgrader": {"grade": True, "points": 2, "grade_id": "t"}},
                         outputs=[stderr])
-    assert outputs.test_score(cell) == 0.0
+    assert scores.test_score(cell) == 0.0
 
 
 def test_capoutput_bounds_a_notebook_of_images_and_keeps_one_placeholder_per_kind():
