@@ -15,7 +15,7 @@ import numpy as np
 from ..cells import grade_id
 from . import codec, remote
 from .callbacks import _answer, _call_of, course_function
-from .codec import HOLD, PLAIN, CodecError, Shared, course_object, decode, digest, encode, plain_hook
+from .codec import HOLD, PLAIN, CodecError, Seal, Shared, course_object, decode, encode, plain_hook
 from .outcome import Dead, Late, Refused, _error, _text, append_stream
 from .slicing import _parse, course_slice, exercises, is_test
 
@@ -67,7 +67,7 @@ class Judge:
         self.busy = False
         self.sink = None
         self.standing = {}  # stand-ins swapped into the kernel by `alone`, called back: {negative id: function}
-        self.held = {}      # large dicts the kernel holds (codec.HOLD): id -> (the dict, its handle, its digest)
+        self.held = {}      # large dicts the kernel holds (codec.HOLD): id -> (the dict, its handle, its Seal)
         self.handles = self.holding = 0
         self.remotes, self.remote_ids = {}, {}  # the current call's objects the kernel holds by reference
         self._rids = itertools.count(1)  # never reused: a stub kept from an earlier call names nothing
@@ -160,17 +160,18 @@ class Judge:
         return hook
 
     def _hold(self, x, hook):
-        """{'held': handle} for a large dict the kernel already holds as it is now, else {'keep': [handle, its
-        value]} (sent once, held after), or None if it holds anything but plain data."""
-        now = digest(x)
-        if now is None:
-            return None
+        """{'held': handle} for a large dict the kernel already holds as it is now (its seal intact), else
+        {'keep': [handle, its value]} (sent once, held after), or None if it holds anything but plain data."""
         entry = self.held.get(id(x))
-        self.holding = True
-        if entry is not None and entry[0] is x and entry[2] == now:
+        if entry is not None and entry[0] is x and entry[2].intact(x):
+            self.holding = True
             return {"held": entry[1]}
+        seal = Seal(x)
+        if seal.digest is None:
+            return None
+        self.holding = True
         self.handles += 1  # a new number for every dict sent (each kept alive in self.held, so ids stay unique)
-        self.held[id(x)] = (x, self.handles, now)
+        self.held[id(x)] = (x, self.handles, seal)
         return {"keep": [self.handles, {"dict": [[encode(k, hook), encode(v, hook)] for k, v in x.items()]}]}
 
     def _shared_hook(self, x):

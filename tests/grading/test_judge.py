@@ -125,9 +125,10 @@ class LocalAgent:
         return json.loads(json.dumps(self.agent.call(json.loads(text)))), [], None
 
 
-def test_a_large_dict_is_sent_once_and_lent_as_a_fresh_copy():
+def test_a_large_dict_is_sent_once_and_lent_as_it_was_sent():
     """08's count tables: sent once (`keep`), named by a handle after (`held`), sent again when the judge's dict
-    changed or the kernel restarted; each call gets a copy of its own, whose changes do not come back."""
+    changed or the kernel restarted; each call sees it as sent (what an earlier call wrote into it undone), and
+    its changes do not come back."""
     from grading.judge.judge import Judge
 
     nb = nbformat.v4.new_notebook(cells=[code_cell("def total(tables, key):\n    return 0\n", solution=True,
@@ -153,6 +154,41 @@ def test_a_large_dict_is_sent_once_and_lent_as_a_fresh_copy():
     assert judge.ns["total"]([small, big], (5, 5)) == 100.0 and kernel.sizes[-1] > first / 2
     kernel.restart()  # the kernel holds nothing now: the judge sends it again, and the call is made once
     assert judge.ns["total"]([small, big], (5, 5)) == 100.0 and kernel.sizes[-2:][0] < first / 20 < kernel.sizes[-1]
+
+
+def test_a_count_table_is_lent_itself_and_checked_before_each_use():
+    """A held dict whose values are rows of one array (next_counts' tables) is lent to the call itself, not
+    copied, and checked before each use on both sides, bit for bit: a row the judge's test changes in place is
+    sent again; a row a call writes into is restored before the next call; the same table twice in one call
+    is two objects, as two copies were."""
+    from grading.judge.judge import Judge
+
+    nb = nbformat.v4.new_notebook(cells=[code_cell("def look(tables, key):\n    return 0\n", solution=True,
+                                               grade=False, grade_id="look")])
+    kernel = LocalAgent("import numpy as np\n"
+                        "seen = []\n"
+                        "def look(tables, key):\n"
+                        "    seen.append(id(tables[0]))\n"
+                        "    s = float(tables[0][key][0])\n"
+                        "    if key[0] == 1:\n"
+                        "        tables[0][key][0] = -1.0  # written in place, in the row's own memory\n"
+                        "    return s, float(tables[-1][key][0])\n")
+    judge = Judge(nb, kernel.transport)
+    keys = [(i, j) for i in range(40) for j in range(40)]
+    rows = np.arange(2.0 * len(keys)).reshape(len(keys), 2)
+    table = dict(zip(keys, rows))  # as speclab.ngram.next_counts builds it: each value a row of `rows`
+    assert codec.Seal(table).block is not None, "a count table is sealed by its one block"
+    assert judge.ns["look"]([table], (1, 2)) == (rows[42][0], -1.0), "the same dict, within one call"
+    first = kernel.sizes[-1]
+    assert judge.ns["look"]([table], (1, 2)) == (84.0, -1.0), "the kernel's table kept an earlier call's write"
+    assert kernel.sizes[-1] < first / 20, "the held table was sent again"
+    assert judge.ns["look"]([table, table], (1, 2)) == (84.0, 84.0), "one table twice: two objects, as copies"
+    rows[42][0] = 7.0  # the test changes a row in place: the kernel must see it
+    assert judge.ns["look"]([table], (1, 2)) == (7.0, -1.0) and kernel.sizes[-1] > first / 2
+    for _ in range(2):
+        assert judge.ns["look"]([table], (3, 3)) == (rows[123][0],) * 2 and kernel.sizes[-1] < first / 20
+    assert len(set(kernel.ns["seen"][-2:])) == 1, "an untouched held table is lent itself, never copied"
+    assert rows[42][0] == 7.0 and np.shares_memory(table[(1, 2)], rows), "the kernel's write came back to the judge"
 
 
 def test_the_slice_leaves_out_plots_and_widgets():
