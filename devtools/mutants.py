@@ -183,7 +183,7 @@ def failing_in_kernel(nb, folder, timeout=60):
     Use this instead of run_variant for code that tampers with the interpreter itself
     (builtins, numpy): it must not run inside the test process.
     """
-    from grading.execute import notebook_client
+    from grading.kernels.execute import notebook_client
 
     notebook_client(nb, folder, timeout=timeout, allow_errors=True).execute()
     return {grade_id(c) for c in graded_cells(nb)

@@ -8,7 +8,8 @@ import os
 
 from nbgrader.converters import GenerateAssignment
 
-from grading import kernelwait, offline, reveal, validate
+from grading.kernels import kernelwait
+from grading import offline, reveal, validate
 from grading import nbgrader_steps as steps
 
 c = get_config()  # noqa: F821 (injected by traitlets)
@@ -27,7 +28,7 @@ c.CourseDirectory.solution_directory = "worked_solutions"  # not "solution": too
 c.GenerateAssignment.preprocessors = [reveal.RevealPointers, *GenerateAssignment.class_traits()["preprocessors"].default()]
 
 # Waits for the kernel re-poll in slices: a lost ZeroMQ wake-up costs a quarter of a second, not the
-# cell's time limit (grading/kernelwait.py). This config is loaded by every nbgrader command, the
+# cell's time limit (grading/kernels/kernelwait.py). This config is loaded by every nbgrader command, the
 # formgrader and Validate in JupyterLab's server.
 kernelwait.install()
 # Validate shows a failure's message first, the test's source after it (grading/validate.py).

@@ -10,7 +10,7 @@ formgrader's Autograde and Generate Feedback buttons: the same sandbox, integrit
 - CourseIntake (first of the autograde steps): refuses, naming `make grade`, where the sandbox cannot
   start; runs the integrity scan and removes the flagged lines;
 - Sandboxed: `make grade`'s execution (BoxedExecute: the kernel and the judge that runs the hidden tests, in a
-  fresh sandbox of their own, grading/box.py, never in the server's process), every kernel in the sandbox,
+  fresh sandbox of their own, grading/judge/box.py, never in the server's process), every kernel in the sandbox,
   with its memory and CPU limits;
 - CourseNotes (last): the notes on what happened (flagged in the gradebook, so the formgrader marks the
   submission; written to autograded/grading-report.csv, so grades.csv's `review` column has them);
@@ -29,12 +29,12 @@ from traitlets import Bool
 
 from . import integrity, reveal
 from .checksums import ReleasedOverwriteCells
-from . import sandbox as sandboxes
+from .kernels import sandbox as sandboxes
 from .grade.feedback import FeedbackExporter
 from .grade import received
 from .grade.intake import Result, compare_with_release
-from . import box
-from .box import BoxedExecute
+from .judge import box
+from .judge.box import BoxedExecute
 from .judge.execute import JudgeExecute
 from .grade.merge import NOTES_START, notes_html
 from .grade.notes import runtime_notes

@@ -150,7 +150,7 @@ def graded_parts(root, aid):
 
 def sandbox_or_say(out=None):
     """True if the sandbox can start here; else one line saying the check runs without it, and False."""
-    from .box import available
+    from .judge.box import available
 
     ok, why = available()
     if not ok:

@@ -107,7 +107,7 @@ def executed(run_cache):
 
     import nbformat
 
-    from grading.execute import execute
+    from grading.kernels.execute import execute
 
     def run(path):
         key = "executed-" + hashlib.sha256(Path(path).read_bytes()).hexdigest()[:32] + ".ipynb"

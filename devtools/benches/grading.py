@@ -8,7 +8,7 @@ once by each, in fresh copies of one course:
           course's config less its own steps (grading.nbgrader_steps.stock_config);
   ours/1  `make grade -j 1` (grading.grade.grade, one worker);
   ours/N  `make grade` with every core;
-  ours/N without sandbox  `make grade --no-sandbox` with every core: what the sandbox (grading/sandbox.py,
+  ours/N without sandbox  `make grade --no-sandbox` with every core: what the sandbox (grading/kernels/sandbox.py,
           bubblewrap around every kernel) costs, side by side with ours/N (goal, issue 26: under 10% per
           submission).
   ours/N tests in the kernel  `make grade --no-judge` with every core: the old path, the hidden tests run in
@@ -37,7 +37,7 @@ from pathlib import Path
 
 from devtools import badsubmissions as bs
 from grading.course import nbgrader, scratch_course
-from grading.execute import execute
+from grading.kernels.execute import execute
 from grading.gradebook import cell_scores
 from grading.grade import grade
 from grading.grade.pool import WORKER_ENV

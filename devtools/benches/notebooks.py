@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 
 from grading.course import REPO, assignments, generate_assignment, nbgrader, source_notebook
-from grading.execute import execute
+from grading.kernels.execute import execute
 
 
 def bench():

@@ -1,4 +1,4 @@
-"""What the sandbox costs: `make grade` with and without it (grading/sandbox.py), legs interleaved.
+"""What the sandbox costs: `make grade` with and without it (grading/kernels/sandbox.py), legs interleaved.
 
 The grading section measures the sandbox once per half class, beside three other settings, so a load
 swing during one leg moves its ratio by more than the effect (it read 1.12x once on a loaded machine
@@ -7,7 +7,7 @@ way, in the order on, off, off, on, on, off, ... (each pair in both orders, so a
 alike), every leg in a fresh copy of the course with every core; the ratio is taken of the medians
 per submission. Goal (issue 26): under 1.10.
 
-Then the limits of a whole sandbox (grading/watchdog.py, issue 36): honest classmates graded alone, and
+Then the limits of a whole sandbox (grading/kernels/watchdog.py, issue 36): honest classmates graded alone, and
 beside each attack of devtools/attacks.py on those limits (forked memory children; busy children in
 sessions of their own), with the limits on and off (SPECLAB_SANDBOX_WATCHDOG=watch: the watchdog measures
 and does not act), each run in a process of its own (the workers' fork server keeps the environment it
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from devtools import attacks, badsubmissions as bs
-from grading import sandbox as sandboxes
+from grading.kernels import sandbox as sandboxes
 from grading.course import scratch_course
 from grading.gradebook import cell_scores
 from grading.grade import grade

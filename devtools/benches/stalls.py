@@ -1,9 +1,9 @@
 """Stalls: executions that sit idle until their time limit (issue 25), counted with jupyter_client's own
-wait and with grading/kernelwait.py's, side by side in one run.
+wait and with grading/kernels/kernelwait.py's, side by side in one run.
 
 Each setting executes the course's source notebooks ROUNDS times, two executions at once (two worker
 processes, as make grade and make test run them), through nbclient with the settings of
-grading/execute.py but a cell time limit of LIMIT seconds, so that a stall costs LIMIT, not 300 s. The
+grading/kernels/execute.py but a cell time limit of LIMIT seconds, so that a stall costs LIMIT, not 300 s. The
 settings alternate round by round (original, sliced, sliced, original, ...), so load drift costs both
 alike. For every cell the execute_reply's timestamps say where its time went:
   kernel queue  from the request's send to the kernel starting it (reply metadata "started"): a
@@ -61,8 +61,8 @@ def execute_timed(path, setting):
     from jupyter_client.channels import AsyncZMQSocketChannel
     from nbclient.exceptions import CellTimeoutError
 
-    from grading import kernelwait
-    from grading.execute import notebook_client
+    from grading.kernels import kernelwait
+    from grading.kernels.execute import notebook_client
     kernelwait.install()
     AsyncZMQSocketChannel.get_msg = (kernelwait.get_msg if setting == "sliced"
                                      else AsyncZMQSocketChannel.original_get_msg)

@@ -27,7 +27,7 @@ import time
 import nbformat
 
 from grading.course import assignments, source_notebook
-from grading.execute import notebook_client
+from grading.kernels.execute import notebook_client
 
 BUDGET_MS = 100   # issue 17: a dragged slider must not lag behind the hand
 MOVES = 7         # per control; the median is reported

@@ -19,7 +19,7 @@ How one class is graded, and why (one module per step):
 3. run (in the worker): intake reads the submission (stray files, unreadable notebooks, cells mended
    for nbgrader, the integrity scan), then nbgrader's autograde and generate_feedback run with two
    steps changed: execution survives interrupt-proof cells and dead kernels, and output is also
-   capped by characters; the kernel runs in a sandbox (grading/sandbox.py: bubblewrap; no course
+   capped by characters; the kernel runs in a sandbox (grading/kernels/sandbox.py: bubblewrap; no course
    files, no network, its own processes, limits on memory, CPU, processes and disk). The worker notes what went wrong (a cell
    stopped at the timeout, a locked cell edited, ...) and puts autograded/ and feedback/ into the
    course, with a "Grading notes" box on the feedback page.
@@ -45,7 +45,7 @@ from ..course import REPO, load_config
 from . import intake, merge, pool as pools, received, report, strays as stray
 from .intake import Job, Result
 from .report import REPORT, summary, write_report
-from .kernel import GIB
+from ..kernels.robust import GIB
 from .notes import printable, tree_state
 
 __all__ = ["grade", "main", "Result", "REPORT", "summary", "tree_state", "default_memory_limit", "parse_size",
@@ -57,7 +57,7 @@ class NoSandbox(SystemExit):
 
 
 def refuse_without_sandbox():
-    from ..box import available
+    from ..judge.box import available
 
     ok, why = available()
     if not ok:
@@ -91,7 +91,7 @@ def grade(root=REPO, only=None, workers=None, cell_timeout=None, submission_limi
     """Grade every submission in <root>/submitted/ (only the assignment ids in `only`, if given).
 
     memory_limit: bytes of address space a kernel may use (None: default_memory_limit; 0: none).
-    sandbox: run every kernel in the sandbox (grading/sandbox.py); raises NoSandbox if it cannot start
+    sandbox: run every kernel in the sandbox (grading/kernels/sandbox.py); raises NoSandbox if it cannot start
     here. False runs the students' code as the user who grades (for submissions you trust).
     judge: run the test cells in the grading worker, outside the student's kernel (grading/judge/); False
     runs them in the kernel after the student's code, as nbgrader does (the old path, for comparison).

@@ -65,7 +65,7 @@ class Job:
     releases: dict                     # {notebook name: the released student copy's path}
     cell_timeout: int
     memory_limit: int = 0              # bytes of address space a kernel may use; 0: no limit
-    sandbox: bool = False              # start its kernels in the sandbox (grading/sandbox.py)
+    sandbox: bool = False              # start its kernels in the sandbox (grading/kernels/sandbox.py)
     cpu_limit: int = 0                 # CPU seconds one kernel may use; 0: no limit
     judge: bool = True                 # run the test cells in the worker (grading/judge/), not in the kernel
     received: str = ""                 # when it reached the course (received.py, UTC ISO): lateness is charged from it

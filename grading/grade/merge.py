@@ -9,7 +9,7 @@ from .intake import NBGRADER_FILES, bad_timestamp
 
 
 NOTES_START, NOTES_END = "<!-- grading notes -->", "<!-- /grading notes -->"
-# The most a graded notebook and its page may weigh, once their outputs are capped (outputs.py: 4 MB of outputs
+# The most a graded notebook and its page may weigh, once their outputs are capped (kernels/outputs.py: 4 MB of outputs
 # at most): more is the student's own text (a cell of megabytes), kept in submitted/ and not copied again.
 MAX_KEPT_BYTES = {"autograded": 12_000_000, "feedback": 8_000_000}
 TOO_BIG = {"autograded": "the graded notebook {name} would weigh {size:.1f} MB, over the {limit:.0f} MB the grader keeps: "

@@ -7,8 +7,8 @@ import unicodedata
 from pathlib import Path
 
 from ..cells import grade_id, is_graded, is_solution, is_test
-from .kernel import gib, is_memory_error
-from .outputs import MAX_IMAGE_CHARS, MAX_NOTEBOOK_OUTPUT_CHARS, MAX_OUTPUT_CHARS, TRUNCATED
+from ..kernels.robust import gib, is_memory_error
+from ..kernels.outputs import MAX_IMAGE_CHARS, MAX_NOTEBOOK_OUTPUT_CHARS, MAX_OUTPUT_CHARS, TRUNCATED
 
 MAX_NOTE_CHARS = 600       # one note, in the feedback page, the report, grades.csv and the terminal
 # characters that a terminal, a spreadsheet or a page could act on or hide: controls (escape sequences, bell,

@@ -16,7 +16,7 @@ from pebble import ProcessExpired, ProcessPool
 
 # A worker's environment, which its kernels inherit: numerical libraries single-threaded (one worker per
 # core), figures drawn by matplotlib's inline backend, as in JupyterLab: each figure a cell draws is an
-# image/png output, kept in the autograded notebook and shown on the feedback page (within outputs.py's caps).
+# image/png output, kept in the autograded notebook and shown on the feedback page (within kernels/outputs.py's caps).
 INLINE = "module://matplotlib_inline.backend_inline"
 WORKER_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": INLINE}
 

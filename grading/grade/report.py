@@ -73,7 +73,7 @@ def summary(results, seconds, workers, root, sandbox=None, missing=None):
     if strays:
         lines[0] += f"; {len(strays)} more item(s) under submitted/ are not submissions (below)"
     if sandbox is not None:
-        lines.append("every kernel ran in the sandbox (bubblewrap: grading/sandbox.py)" if sandbox else
+        lines.append("every kernel ran in the sandbox (bubblewrap: grading/kernels/sandbox.py)" if sandbox else
                      "the kernels ran WITHOUT the sandbox (--no-sandbox): as you, with your files and network")
 
     def who(r):

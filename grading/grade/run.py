@@ -1,6 +1,6 @@
 """One submission, in a worker process: intake, then nbgrader's autograde and generate_feedback on its
-scratch course with our steps in place of some of nbgrader's (kernel.py: execution that survives
-interrupt-proof cells, dead kernels and memory hogs; outputs.py: output capped by characters and tests
+scratch course with our steps in place of some of nbgrader's (kernels/robust.py: execution that survives
+interrupt-proof cells, dead kernels and memory hogs; kernels/outputs.py: output capped by characters; scores.py: tests
 scored by their errors; feedback.py: the feedback page), then the notes on what happened (notes.py)."""
 import os
 import re
@@ -14,21 +14,20 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, GetGrades,
                                     IgnorePattern, LimitOutput)
 
-from .. import kernelwait
-from .. import sandbox as sandboxes
-from .. import watchdog
+from ..judge.box import BoxedExecute
+from ..kernels import kernelwait, sandbox as sandboxes, watchdog
+from ..kernels.outputs import CapOutput
+from ..reveal import PlaceReveals
 from . import intake, merge
 from .feedback import FeedbackExporter, RedactHiddenTests
-from ..box import BoxedExecute
-from ..reveal import PlaceReveals
 from .notes import changes, runtime_notes, tree_state
-from .outputs import CapOutput, StrictSaveAutoGrades
+from .scores import StrictSaveAutoGrades
 
 kernelwait.install()  # in each worker process: a lost ZeroMQ wake-up must not hold a cell to its limit
 
 
 # nbgrader's autograde preprocessors, with BoxedExecute (JudgeExecute: RobustExecute, tests run by the judge; in
-# a fresh sandbox of its own where the kernel is sandboxed, grading/box.py) for Execute and CapOutput before LimitOutput
+# a fresh sandbox of its own where the kernel is sandboxed, grading/judge/box.py) for Execute and CapOutput before LimitOutput
 PREPROCESSORS = [BoxedExecute, IgnorePattern, ClearMetadataPreprocessor, CapOutput, LimitOutput,
                  StrictSaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
 # nbgrader_config.py's feedback preprocessors, with RedactHiddenTests before ClearHiddenTests, and the source's

@@ -34,11 +34,11 @@ c.Exchange.root = "$EXCHANGE"
 c.Exchange.timezone = "$TIMEZONE"
 CONFIG
 # Each server's kernels listen on private Unix sockets, not TCP ports: a class starting kernels at
-# once on one machine would otherwise race for ports (grading/localkernel.py).
+# once on one machine would otherwise race for ports (grading/kernels/localkernel.py).
 cat > "$HUB_ETC/everyone/jupyter_server_config.json" <<'JSON'
 {
   "AsyncMappingKernelManager": {
-    "kernel_manager_class": "grading.serverkernel.PrivateServerKernelManager"
+    "kernel_manager_class": "grading.kernels.serverkernel.PrivateServerKernelManager"
   }
 }
 JSON

@@ -5,115 +5,19 @@ slice over names), with each exercise (a name a solution cell defines) bound to 
 sends its arguments to the kernel by value (codec.py), runs the student's function there, and
 gets back the result by value, the arguments the function changed, or the error it raised.
 """
-import ast
 import builtins
 import contextlib
 import itertools
 import os
-import types
 
 import numpy as np
-from nbformat.notebooknode import NotebookNode
 
-from ..cells import grade_id, is_graded, is_solution
-from ..integrity.syntax import free_names
+from ..cells import grade_id
 from . import codec, remote
-from .codec import FUNCTIONS, HOLD, PLAIN, CodecError, Shared, course_object, decode, digest, encode, full_name, plain_hook
-
-STREAM_CAP = 100_000  # characters of the kernel's prints kept per call (CapOutput trims further)
-
-
-class Late(BaseException):
-    """A call ran past the test cell's time; BaseException, so that no `except Exception` in a test swallows it."""
-
-
-class Dead(Late):
-    pass
-
-
-class Refused(Late):
-    """The kernel's agent sent what the judge does not read (a line, or lines, past its budget for the call)."""
-
-
-def is_test(cell):
-    return cell.cell_type == "code" and is_graded(cell) and not is_solution(cell)
-
-
-# ----------------------------------------------------------------------------- names and the slice
-
-def _parse(source):
-    try:
-        return ast.parse(source)
-    except SyntaxError:
-        from IPython.core.inputtransformer2 import TransformerManager
-
-        try:
-            return ast.parse(TransformerManager().transform_cell(source))
-        except SyntaxError:
-            return None
-
-
-def names(source):
-    """(defined, read) names of a cell: bound at any level (also a subscript or attribute stored into, which
-    changes the object a name holds), and read from the notebook's namespace without the cell binding them
-    itself (a function's parameters, a loop's own variable are not read from it)."""
-    tree = _parse(source)
-    if tree is None:
-        return set(), set()
-    defined = set()
-    try:
-        used = free_names(ast.unparse(tree))
-    except SyntaxError:
-        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            if not isinstance(node.ctx, ast.Load):
-                defined.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            defined.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for a in node.names:
-                defined.add("*" if a.name == "*" else (a.asname or a.name.split(".")[0]))
-        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            base = node.value
-            while isinstance(base, (ast.Subscript, ast.Attribute)):
-                base = base.value
-            if isinstance(base, ast.Name):
-                defined.add(base.id)
-    return defined, used
-
-
-def exercises(nb):
-    """Names the solution cells define at their top level: the exercises, which only the kernel runs."""
-    out = set()
-    for c in nb.cells:
-        if c.cell_type == "code" and is_solution(c):
-            tree = _parse(c.source)
-            for node in tree.body if tree else []:
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    out.add(node.name)
-                elif isinstance(node, ast.Assign):
-                    out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-    return out
-
-
-def course_slice(nb, exercise_names):
-    """Indices of the course cells (neither solution nor test) the test cells need: a backward slice over
-    names, in the notebook's order. A name a cell reads comes from the last cell above it that binds it (a
-    course cell, which is then needed, and so on up; or a test cell, which the judge runs anyway)."""
-    cells = [(i, c, *names(c.source)) for i, c in enumerate(nb.cells) if c.cell_type == "code" and not is_solution(c)]
-    chosen, todo = set(), [(i, used) for i, c, _, used in cells if is_test(c)]
-    while todo:
-        at, used = todo.pop()
-        for name in used - exercise_names:
-            for i, c, defined, reads in reversed([x for x in cells if x[0] < at]):
-                if name in defined or "*" in defined:
-                    if not is_test(c) and i not in chosen:
-                        chosen.add(i)
-                        todo.append((i, reads))
-                    break
-    return chosen
-
+from .callbacks import _answer, _call_of, course_function
+from .codec import HOLD, PLAIN, CodecError, Seal, Shared, course_object, decode, encode, plain_hook
+from .outcome import Dead, Late, Refused, _error, _text, append_stream
+from .slicing import _parse, course_slice, exercises, is_test
 
 # ----------------------------------------------------------------------------- the proxy
 
@@ -163,7 +67,7 @@ class Judge:
         self.busy = False
         self.sink = None
         self.standing = {}  # stand-ins swapped into the kernel by `alone`, called back: {negative id: function}
-        self.held = {}      # large dicts the kernel holds (codec.HOLD): id -> (the dict, its handle, its digest)
+        self.held = {}      # large dicts the kernel holds (codec.HOLD): id -> (the dict, its handle, its Seal)
         self.handles = self.holding = 0
         self.remotes, self.remote_ids = {}, {}  # the current call's objects the kernel holds by reference
         self._rids = itertools.count(1)  # never reused: a stub kept from an earlier call names nothing
@@ -256,17 +160,18 @@ class Judge:
         return hook
 
     def _hold(self, x, hook):
-        """{'held': handle} for a large dict the kernel already holds as it is now, else {'keep': [handle, its
-        value]} (sent once, held after), or None if it holds anything but plain data."""
-        now = digest(x)
-        if now is None:
-            return None
+        """{'held': handle} for a large dict the kernel already holds as it is now (its seal intact), else
+        {'keep': [handle, its value]} (sent once, held after), or None if it holds anything but plain data."""
         entry = self.held.get(id(x))
-        self.holding = True
-        if entry is not None and entry[0] is x and entry[2] == now:
+        if entry is not None and entry[0] is x and entry[2].intact(x):
+            self.holding = True
             return {"held": entry[1]}
+        seal = Seal(x)
+        if seal.digest is None:
+            return None
+        self.holding = True
         self.handles += 1  # a new number for every dict sent (each kept alive in self.held, so ids stay unique)
-        self.held[id(x)] = (x, self.handles, now)
+        self.held[id(x)] = (x, self.handles, seal)
         return {"keep": [self.handles, {"dict": [[encode(k, hook), encode(v, hook)] for k, v in x.items()]}]}
 
     def _shared_hook(self, x):
@@ -454,58 +359,6 @@ class Judge:
 _MISSING = object()
 
 
-def course_function(name):
-    """The course function FUNCTIONS names `name`: its module imported, one attribute read, checked to be a plain
-    function defined there under that name; anything else, a CodecError."""
-    import importlib
-
-    if type(name) is not str or name not in FUNCTIONS:
-        raise CodecError(f"{str(name)[:100]!r} is not a course function the grader accepts")
-    module, _, qual = name.partition(":")
-    fn = getattr(importlib.import_module(module), qual, None)
-    if type(fn) is not types.FunctionType or full_name(fn) != name:
-        raise CodecError(f"{name!r} is not a course function the grader accepts")
-    return fn
-
-
-def _call_of(msg, dec):
-    """The arguments of a call the kernel asks the judge to make: (list, dict of str keys), or CodecError."""
-    args, kwargs = decode(msg.get("args"), dec), decode(msg.get("kwargs"), dec)
-    if type(args) is not list or type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
-        raise CodecError("malformed call")
-    return args, kwargs
-
-
-def _answer(run, hook, shared, msg, handed):
-    """The judge's answer to a callback: run()'s result encoded with hook, or the error it raised (Late goes
-    on: the cell stops), with the call's arguments' changes since the last crossing, and what the judge's
-    function did to the kernel's own objects it was handed by value (`back`: a KV cache the course's
-    verify_block filled, called back from 10's loop)."""
-    try:
-        answer = {"ok": encode(run(), hook)}
-    except Late:
-        raise
-    except BaseException as e:
-        answer = {"exc": codec.error_of(e)}
-    try:
-        answer["sync"] = shared.changes()
-        answer["back"] = _given_back(msg.get("args"), handed[0]) if handed else {}
-    except CodecError:
-        pass
-    return answer
-
-
-def _given_back(sent, args):
-    """{position: new state} of the positional arguments the kernel sent by value that the call changed."""
-    out = {}
-    for i, (j, x) in enumerate(zip(sent if type(sent) is list else (), args)):
-        if codec.mutable(x) and not (type(j) is dict and set(j) & {"ref", "held", "keep", "rm", "cb"}):
-            now = encode(x, plain_hook)
-            if now != j:
-                out[str(i)] = now
-    return out
-
-
 class _Both:
     def __init__(self, judge, kernel, inner):
         self.judge, self.kernel, self.inner, self.swapped = judge, kernel, inner, False
@@ -521,25 +374,3 @@ class _Both:
         finally:
             if self.swapped:
                 self.judge.unswap()
-
-
-def append_stream(outputs, name, text):
-    """A print added to a cell's outputs, merged with the stream before it of the same name, bounded."""
-    if not text:
-        return
-    if outputs and outputs[-1].output_type == "stream" and outputs[-1].name == name:
-        if len(outputs[-1].text) < STREAM_CAP:
-            outputs[-1].text += text[:STREAM_CAP]
-    else:
-        outputs.append(NotebookNode(output_type="stream", name=name, text=text[:STREAM_CAP]))
-
-
-def _text(e):
-    try:
-        return str(e)
-    except Exception:
-        return "?"
-
-
-def _error(ename, evalue):
-    return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])

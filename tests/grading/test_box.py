@@ -1,4 +1,4 @@
-"""The judge's own sandbox (grading/box.py), attacked from inside as a compromised judge would: code that runs in
+"""The judge's own sandbox (grading/judge/box.py), attacked from inside as a compromised judge would: code that runs in
 the process where a submission is executed and judged tries to delete a classmate's submission and the gradebook,
 read the grader's environment, reach the grader over the network, write the course's code, and leave a process
 behind for the next submission. Each attack is run twice: once as today's judge ran (a plain process of the
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from grading import box, sandbox as sandboxes
+from grading.judge import box
+from grading.kernels import sandbox as sandboxes
 from grading.course import REPO
 
 pytestmark = pytest.mark.skipif(not sandboxes.available()[0], reason="bubblewrap cannot start here")

@@ -1,5 +1,5 @@
 """The feedback page (grading/grade/feedback.py) and the caps on what a submission's outputs may weigh
-(grading/grade/outputs.py), without grading: a notebook is rendered the way nbgrader's generate_feedback
+(grading/kernels/outputs.py), without grading: a notebook is rendered the way nbgrader's generate_feedback
 renders it. What a whole class run does with the same attacks is in test_grading_class.py (issue 36).
 
 The page keeps only what the course's pages need: no script, nothing loaded from elsewhere, no data:
@@ -20,8 +20,8 @@ from nbformat.notebooknode import NotebookNode
 from devtools.coursework import loaded_addresses
 from grading.course import REPO
 from grading.grade.feedback import clean_html, feedback_exporter, latex_output_to_html, what_it_tests, tex_to_mathml
-from grading.grade import outputs
-from grading.grade.outputs import (MAX_IMAGE_CHARS, MAX_NOTEBOOK_OUTPUT_CHARS, MAX_OUTPUT_CHARS, TRUNCATED, CapOutput,
+from grading.grade import scores
+from grading.kernels.outputs import (MAX_IMAGE_CHARS, MAX_NOTEBOOK_OUTPUT_CHARS, MAX_OUTPUT_CHARS, TRUNCATED, CapOutput,
                                    OutputBudget, cap_output)
 
 AID = "01_branch_prediction"
@@ -201,7 +201,7 @@ def test_the_notebook_budget_keeps_errors_and_stderr_so_scores_never_change():
     assert budget.admit(err) and err.output_type == "error" and err.ename == "AssertionError", "past the budget"
     cell = NotebookNode(cell_type="code", metadata={"nbgrader": {"grade": True, "points": 2, "grade_id": "t"}},
                         outputs=[stderr])
-    assert outputs.test_score(cell) == 0.0
+    assert scores.test_score(cell) == 0.0
 
 
 def test_capoutput_bounds_a_notebook_of_images_and_keeps_one_placeholder_per_kind():

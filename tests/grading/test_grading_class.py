@@ -4,7 +4,7 @@ One class is built in a temporary course from notebook 01: four honest students 
 blank, two different catalogued mistakes), one student per broken submission in
 devtools/badsubmissions.CASES and one per class of attack in devtools/attacks.ATTACKS (issue
 26), all generated from the notebooks at run time. The class is graded once, in parallel, in the
-sandbox (grading/sandbox.py), with a 10 s cell timeout and a 2 GiB memory limit; the course is
+sandbox (grading/kernels/sandbox.py), with a 10 s cell timeout and a 2 GiB memory limit; the course is
 named in the grader's PYTHONPATH and marked as the attacks' target, so that an attack that gets out
 of its kernel acts on this course. Then, for every broken submission: the grading completed, the
 honest students' scores are exactly what stock `nbgrader autograde` gives them alone (sequential,
@@ -38,12 +38,12 @@ import pytest
 from devtools import attacks, badsubmissions as bs
 from grading import selfcheck
 from devtools.coursework import leaked_hidden_lines, loaded_addresses
-from grading import sandbox as sandboxes
+from grading.kernels import sandbox as sandboxes
 from grading.course import REPO, nbgrader, nbgrader_api, release_notebook, source_notebook
 from grading.grade import REPORT, NoSandbox, default_memory_limit, grade, parse_size, summary, tree_state
 from grading.grade.intake import NBGRADER_FILES
 from grading.grade.pool import Pool
-from grading.grade.kernel import gib
+from grading.kernels.robust import gib
 from grading.gradebook import cell_scores, score
 from grading.nbgrader_steps import stock_config
 

@@ -1,4 +1,4 @@
-"""The graded kernel cannot reach its own notebook's reference answers (grading/hidden.py): its /course/speclab
+"""The graded kernel cannot reach its own notebook's reference answers (grading/kernels/hidden.py): its /course/speclab
 is a copy in which the functions the graded notebook's exercises define raise. Routes the integrity scan cannot
 follow (a module name built from strings, the source file read and exec'd) then get nothing; an honest
 classmate graded in the same run still scores full marks."""
@@ -7,10 +7,10 @@ import pytest
 from traitlets.config import Config
 
 from devtools import badsubmissions as bs
-from grading import hidden, sandbox
+from grading.kernels import hidden, sandbox
 from grading.cells import grade_id
 from grading.course import scratch_course
-from grading.grade.kernel import RobustExecute
+from grading.kernels.robust import RobustExecute
 
 AID = "02_acceptance_rule"
 

@@ -21,8 +21,9 @@ from grading.course import REPO, scratch_course, source_notebook
 from grading.gradebook import cell_scores
 from grading.judge import agent, codec
 from grading.judge.execute import JUDGE_OPTED_OUT, OPT_OUT
-from grading.judge.judge import course_slice, exercises
+from grading.judge.slicing import course_slice, exercises
 from speclab.sampling import ScriptedRNG
+from tests.grading.conftest import InProcessKernel, code_cell
 
 NOTEBOOKS = sorted(p.name for p in (REPO / "solutions").iterdir() if (p / f"{p.name}.ipynb").is_file())
 
@@ -73,7 +74,7 @@ def test_decode_refuses_what_it_does_not_know():
     for j in bad:
         with pytest.raises((codec.CodecError, ValueError)):
             codec.decode(j)
-    from grading.judge.judge import course_function
+    from grading.judge.callbacks import course_function
 
     assert course_function("speclab.speculative:accept_prob").__module__ == "speclab.speculative"
     assert codec.registered_class("speclab.sampling:ScriptedRNG") is ScriptedRNG
@@ -124,12 +125,13 @@ class LocalAgent:
         return json.loads(json.dumps(self.agent.call(json.loads(text)))), [], None
 
 
-def test_a_large_dict_is_sent_once_and_lent_as_a_fresh_copy():
+def test_a_large_dict_is_sent_once_and_lent_as_it_was_sent():
     """08's count tables: sent once (`keep`), named by a handle after (`held`), sent again when the judge's dict
-    changed or the kernel restarted; each call gets a copy of its own, whose changes do not come back."""
+    changed or the kernel restarted; each call sees it as sent (what an earlier call wrote into it undone), and
+    its changes do not come back."""
     from grading.judge.judge import Judge
 
-    nb = nbformat.v4.new_notebook(cells=[_cell("def total(tables, key):\n    return 0\n", solution=True,
+    nb = nbformat.v4.new_notebook(cells=[code_cell("def total(tables, key):\n    return 0\n", solution=True,
                                                grade=False, grade_id="total")])
     kernel = LocalAgent("import numpy as np\n"
                        "def total(tables, key):\n"
@@ -152,6 +154,41 @@ def test_a_large_dict_is_sent_once_and_lent_as_a_fresh_copy():
     assert judge.ns["total"]([small, big], (5, 5)) == 100.0 and kernel.sizes[-1] > first / 2
     kernel.restart()  # the kernel holds nothing now: the judge sends it again, and the call is made once
     assert judge.ns["total"]([small, big], (5, 5)) == 100.0 and kernel.sizes[-2:][0] < first / 20 < kernel.sizes[-1]
+
+
+def test_a_count_table_is_lent_itself_and_checked_before_each_use():
+    """A held dict whose values are rows of one array (next_counts' tables) is lent to the call itself, not
+    copied, and checked before each use on both sides, bit for bit: a row the judge's test changes in place is
+    sent again; a row a call writes into is restored before the next call; the same table twice in one call
+    is two objects, as two copies were."""
+    from grading.judge.judge import Judge
+
+    nb = nbformat.v4.new_notebook(cells=[code_cell("def look(tables, key):\n    return 0\n", solution=True,
+                                               grade=False, grade_id="look")])
+    kernel = LocalAgent("import numpy as np\n"
+                        "seen = []\n"
+                        "def look(tables, key):\n"
+                        "    seen.append(id(tables[0]))\n"
+                        "    s = float(tables[0][key][0])\n"
+                        "    if key[0] == 1:\n"
+                        "        tables[0][key][0] = -1.0  # written in place, in the row's own memory\n"
+                        "    return s, float(tables[-1][key][0])\n")
+    judge = Judge(nb, kernel.transport)
+    keys = [(i, j) for i in range(40) for j in range(40)]
+    rows = np.arange(2.0 * len(keys)).reshape(len(keys), 2)
+    table = dict(zip(keys, rows))  # as speclab.ngram.next_counts builds it: each value a row of `rows`
+    assert codec.Seal(table).block is not None, "a count table is sealed by its one block"
+    assert judge.ns["look"]([table], (1, 2)) == (rows[42][0], -1.0), "the same dict, within one call"
+    first = kernel.sizes[-1]
+    assert judge.ns["look"]([table], (1, 2)) == (84.0, -1.0), "the kernel's table kept an earlier call's write"
+    assert kernel.sizes[-1] < first / 20, "the held table was sent again"
+    assert judge.ns["look"]([table, table], (1, 2)) == (84.0, 84.0), "one table twice: two objects, as copies"
+    rows[42][0] = 7.0  # the test changes a row in place: the kernel must see it
+    assert judge.ns["look"]([table], (1, 2)) == (7.0, -1.0) and kernel.sizes[-1] > first / 2
+    for _ in range(2):
+        assert judge.ns["look"]([table], (3, 3)) == (rows[123][0],) * 2 and kernel.sizes[-1] < first / 20
+    assert len(set(kernel.ns["seen"][-2:])) == 1, "an untouched held table is lent itself, never copied"
+    assert rows[42][0] == 7.0 and np.shares_memory(table[(1, 2)], rows), "the kernel's write came back to the judge"
 
 
 def test_the_slice_leaves_out_plots_and_widgets():
@@ -247,13 +284,6 @@ def test_no_hidden_test_line_in_any_output(attacked):
 
 # ----------------------------------------------------------------------------- the transport
 
-def _cell(source, **nbgrader):
-    c = nbformat.v4.new_code_cell(source)
-    if nbgrader:
-        c.metadata["nbgrader"] = {"schema_version": 3, "locked": False, "points": int(nbgrader["grade"]), **nbgrader}
-    return c
-
-
 SPIN = '''def spin(x):
     if x == "loop":
         while True:
@@ -277,27 +307,16 @@ SPIN = '''def spin(x):
 
 
 @pytest.mark.slow
-def test_a_call_past_its_time_is_stopped_and_the_kernel_serves_again(tmp_path):
+def test_a_call_past_its_time_is_stopped_and_the_kernel_serves_again(tmp_path, judge_in_sandbox):
     """A call that loops is interrupted; one that ignores the interrupt, or ends its kernel, costs a restart;
     the next test cell is judged as usual; an exercise's prints come back as the cell's outputs, in order."""
-    from traitlets.config import Config
-
-    from grading import sandbox
-    from grading.judge.execute import JudgeExecute
-
     tests = {"loop": 'spin("loop")', "after_loop": "print(spin(2))", "stubborn": 'spin("stubborn")',
              "after_stubborn": "print(spin(3))", "die": 'spin("die")', "after_die": "print(spin(4))",
              "print": 'print(spin("print"))'}
-    nb = nbformat.v4.new_notebook(cells=[_cell("import numpy as np"),
-                                         _cell(SPIN, solution=True, grade=False, grade_id="spin")]
-                                  + [_cell(src, solution=False, grade=True, grade_id=gid) for gid, src in tests.items()])
-    (tmp_path / "source").mkdir()
-    nbformat.write(nb, tmp_path / "source" / "n.ipynb")
-    config = Config()
-    config.SandboxedKernelManager.folder = str(tmp_path / "kernel")
-    config.JudgeExecute.source = str(tmp_path / "source")
-    ep = JudgeExecute(config=config, timeout=3, sandbox=sandbox.available()[0], kernel_name="python3")
-    ep.preprocess(nb, {"metadata": {"path": str(tmp_path)}, "nbgrader": {"notebook": "n", "assignment": "n"}})
+    nb = nbformat.v4.new_notebook(cells=[code_cell("import numpy as np"),
+                                         code_cell(SPIN, solution=True, grade=False, grade_id="spin")]
+                                  + [code_cell(src, solution=False, grade=True, grade_id=gid) for gid, src in tests.items()])
+    judge_in_sandbox(nb, nb, tmp_path, timeout=3)
     out = {c.metadata["nbgrader"]["grade_id"]: [(o.get("name") or o.get("ename"), o.get("text") or o.get("evalue"))
                                                 for o in c.outputs] for c in nb.cells[2:]}
     assert out["loop"] == [("CellTimeoutError", "the cell ran longer than 3 s and was stopped")], out["loop"]
@@ -311,41 +330,13 @@ def test_a_call_past_its_time_is_stopped_and_the_kernel_serves_again(tmp_path):
 
 # ----------------------------------------------------------------------------- objects by reference (notebook 10)
 
-class InProcess:
-    """A kernel's agent in this process, with its own copy of agent.py's module (as the kernel has): its lines
-    reach the judge's on_callback directly, through JSON, without a socket or a kernel."""
-
-    def __init__(self, ns):
-        import types
-
-        from grading.judge.execute import AGENT, CODEC
-
-        module = types.ModuleType("speclab_judge_agent")
-        for source in (CODEC, AGENT):  # as the kernel's boot runs them (execute.BOOT)
-            exec(compile(source, "speclab_judge_agent", "exec"), module.__dict__)
-        self.module, self.agent, self.answer = module, module.install(ns), None
-        self.agent._write = self._write
-        self.agent._read = lambda: {"kind": "answer", "n": self.agent.n, "body": self.answer}
-
-    def _write(self, msg):
-        if "cb" in msg:
-            self.answer = json.loads(json.dumps(self.on_callback(json.loads(json.dumps(msg)))))
-
-    def __call__(self, kind, body, on_callback):
-        self.on_callback, self.agent.n = on_callback, 1
-        out = self.agent.call(json.loads(json.dumps(body))) if kind == "call" else {}
-        return json.loads(json.dumps(out)), [], None
-
-
 def judged(student):
-    """A judge whose kernel (InProcess) ran `student`, the notebook's solution cell, and a namespace to run a
+    """A judge whose kernel (InProcessKernel) ran `student`, the notebook's solution cell, and a namespace to run a
     test's code in (the judge's own, where a test's classes are __main__'s)."""
     from grading.judge.judge import Judge
 
-    nb = nbformat.v4.new_notebook(cells=[_cell(student, solution=True, grade=False, grade_id="s")])
-    kernel_ns = {"__name__": "__main__"}
-    exec(student, kernel_ns)
-    j = Judge(nb, InProcess(kernel_ns))
+    nb = nbformat.v4.new_notebook(cells=[code_cell(student, solution=True, grade=False, grade_id="s")])
+    j = Judge(nb, InProcessKernel(student))
     j.advance(len(nb.cells))
     return j, j.ns
 

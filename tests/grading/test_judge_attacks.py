@@ -20,60 +20,21 @@ import numpy as np
 import pytest
 
 import speclab.checks
-from grading.judge import codec, execute
+from grading.judge import channel, codec
 from grading.judge.judge import Judge
+from tests.grading.conftest import InProcessKernel, code_cell
 
 HONEST = "import numpy as np\n\ndef answer(p):\n    return 2 * np.asarray(p)\n"
 TEST = ("import numpy as np\nfrom speclab.checks import check_close\n"
         "_p = np.array([0.25, 0.75])\n_r = answer(_p)\ncheck_close(_r, 2 * _p, 'twice p')\n")
 
 
-def _cell(source, **nbgrader):
-    c = nbformat.v4.new_code_cell(source)
-    if nbgrader:
-        c.metadata["nbgrader"] = {"schema_version": 3, "locked": False, "points": int(nbgrader["grade"]), **nbgrader}
-    return c
-
-
-class Kernel:
-    """A kernel's agent in this process (its own copy of codec.py and agent.py, as the kernel boots them), every
-    message through JSON; or, with `forged`, a kernel whose agent answers every call with that line."""
-
-    def __init__(self, student, forged=None):
-        self.ns, self.forged, self.answer = {"__name__": "__main__"}, forged, None
-        module = types.ModuleType("speclab_judge_agent")
-        for source in (execute.CODEC, execute.AGENT):
-            exec(compile(source, "speclab_judge_agent", "exec"), module.__dict__)
-        self.agent = module.install(self.ns)
-        self.ns["__speclab_judge__"] = self.agent
-        exec(student, self.ns)
-        self.agent._write = self._write
-        self.agent._read = lambda: {"kind": "answer", "n": self.agent.n, "body": self.answer}
-
-    def _write(self, msg):
-        if "cb" in msg:
-            self.answer = json.loads(json.dumps(self.on_callback(json.loads(json.dumps(msg)))))
-
-    def __call__(self, kind, body, on_callback):
-        if self.forged is not None:
-            return json.loads(json.dumps(self.forged)), [], None
-        self.on_callback, self.agent.n = on_callback, 1
-        out = {}
-        if kind == "call":
-            out = self.agent.call(json.loads(json.dumps(body)))
-        elif kind == "swap":
-            self.agent.swap(json.loads(json.dumps(body)))
-        elif kind == "unswap":
-            self.agent.unswap()
-        return json.loads(json.dumps(out)), [], None
-
-
 def judged(test, student=HONEST, forged=None):
     """The outputs of test cell `test` judged against a kernel that ran `student` (or answers `forged`), and the
     judge's namespace after it."""
-    nb = nbformat.v4.new_notebook(cells=[_cell("def answer(p):\n    raise NotImplementedError\n", solution=True,
+    nb = nbformat.v4.new_notebook(cells=[code_cell("def answer(p):\n    raise NotImplementedError\n", solution=True,
                                                grade=False, grade_id="answer")])
-    j = Judge(nb, Kernel(student, forged))
+    j = Judge(nb, InProcessKernel(student, forged))
     outputs = j.run_test("t", test)
     gc.collect()  # a finaliser built by the decoder would run now
     return [(o.get("ename") or o.get("name"), o.get("evalue") or o.get("text")) for o in outputs], j.ns
@@ -187,7 +148,7 @@ class Pair:
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         server.bind(path)
         server.listen(1)
-        self.channel = execute.Channel(path)
+        self.channel = channel.Channel(path)
         self.agent, _ = server.accept()
         server.close()
 
@@ -232,7 +193,7 @@ def test_a_120_mb_line_is_refused_without_reading_it_whole(tmp_path):
     pair.close()
     writer.join(10)
     assert msg is None and pair.channel.refused and "bytes" in pair.channel.refused
-    assert peak < execute.LINE_ALLOWANCE + (16 << 20), f"the judge held {peak / 2**20:.0f} MiB of one line"
+    assert peak < channel.LINE_ALLOWANCE + (16 << 20), f"the judge held {peak / 2**20:.0f} MiB of one line"
 
 
 def test_lines_for_no_request_are_counted_never_parsed(tmp_path, monkeypatch):
@@ -240,13 +201,13 @@ def test_lines_for_no_request_are_counted_never_parsed(tmp_path, monkeypatch):
     pair.channel.send({"n": 7, "kind": "call", "body": {}}, 5, new=True)
     parsed = []
     real = json.loads
-    monkeypatch.setattr(execute.json, "loads", lambda raw: parsed.append(len(raw)) or real(raw))
+    monkeypatch.setattr(channel.json, "loads", lambda raw: parsed.append(len(raw)) or real(raw))
     flood = b'{"n":6,"cb":0,"args":[],"kwargs":{}}\n' * 50 + b'{"cb":0}\n' * 50 + b'{"n":7,"done":{"ok":1}}\n'
     writer = pair.feed(flood)
     assert pair.read(7) == {"n": 7, "done": {"ok": 1}}
     assert pair.channel.unrequested == 100 and len(parsed) == 1, (pair.channel.unrequested, len(parsed))
     writer.join(10)
-    writer = pair.feed(b'{"n":3}\n' * (execute.UNREQUESTED + 10) + b'{"n":7,"done":{"ok":1}}\n')
+    writer = pair.feed(b'{"n":3}\n' * (channel.UNREQUESTED + 10) + b'{"n":7,"done":{"ok":1}}\n')
     assert pair.read(7) is None and "no request" in pair.channel.refused  # a flood: nothing more is read
     pair.close()
     writer.join(10)
@@ -350,40 +311,28 @@ def answer(p):
 '''
     outputs, _ = judged(TEST, student=student)
     assert failed(outputs), "the kernel's agent resolved a course function for student code"
-    source = nbformat.v4.new_notebook(cells=[_cell("def answer(p):\n    raise NotImplementedError\n",
+    source = nbformat.v4.new_notebook(cells=[code_cell("def answer(p):\n    raise NotImplementedError\n",
                                                    solution=True, grade=False, grade_id="answer")])
     for code, why in ((student, "agent"), ("f = __speclab_judge__.callback\n", "agent"),
                       ("x = globals()['__speclab_judge__']\n", "agent"),
                       ("x = globals()['__speclab_' + 'judge__']\n", "globals()")):  # spelt apart: globals() is
-        sub = nbformat.v4.new_notebook(cells=[_cell(code, solution=True, grade=False, grade_id="answer")])
+        sub = nbformat.v4.new_notebook(cells=[code_cell(code, solution=True, grade=False, grade_id="answer")])
         assert any(why in f.why for f in integrity.scan(sub, source)), code
 
 
 # ----------------------------------------------------------------------------- end to end: a sandboxed kernel
 
 @pytest.mark.slow
-def test_mutation_and_resolver_through_a_real_kernel(tmp_path):
-    from traitlets.config import Config
-
-    from grading import sandbox
-    from grading.judge.execute import JudgeExecute
-
+def test_mutation_and_resolver_through_a_real_kernel(tmp_path, judge_in_sandbox):
     resolver = ("def answer(p):\n    f = __speclab_judge__._dec_hook('fn', 'speclab.speculative:accept_prob')\n"
                 "    return 2 * np.asarray(p)\n")
     results = {}
     for name, student in (("honest", HONEST), ("mutates", MUTATES), ("resolver", "import numpy as np\n" + resolver)):
-        nb = nbformat.v4.new_notebook(cells=[_cell(student, solution=True, grade=False, grade_id="answer"),
-                                             _cell(TEST, solution=False, grade=True, grade_id="t")])
-        folder = tmp_path / name
-        (folder / "source").mkdir(parents=True)
-        nbformat.write(nbformat.v4.new_notebook(cells=[_cell(HONEST, solution=True, grade=False, grade_id="answer"),
-                                                       _cell(TEST, solution=False, grade=True, grade_id="t")]),
-                       folder / "source" / "n.ipynb")
-        config = Config()
-        config.SandboxedKernelManager.folder = str(folder / "kernel")
-        config.JudgeExecute.source = str(folder / "source")
-        ep = JudgeExecute(config=config, timeout=30, sandbox=sandbox.available()[0], kernel_name="python3")
-        ep.preprocess(nb, {"metadata": {"path": str(folder)}, "nbgrader": {"notebook": "n", "assignment": "n"}})
+        nb = nbformat.v4.new_notebook(cells=[code_cell(student, solution=True, grade=False, grade_id="answer"),
+                                             code_cell(TEST, solution=False, grade=True, grade_id="t")])
+        source = nbformat.v4.new_notebook(cells=[code_cell(HONEST, solution=True, grade=False, grade_id="answer"),
+                                                 code_cell(TEST, solution=False, grade=True, grade_id="t")])
+        judge_in_sandbox(nb, source, tmp_path / name, timeout=30)
         results[name] = [(o.get("ename"), o.get("evalue")) for o in nb.cells[1].outputs if o.output_type == "error"]
     assert results["honest"] == [], results
     assert results["mutates"] and "twice p" in results["mutates"][0][1], results

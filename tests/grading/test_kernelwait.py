@@ -1,4 +1,4 @@
-"""grading/kernelwait.py: a wait for a kernel message is not stretched to its time limit by a lost wake-up."""
+"""grading/kernels/kernelwait.py: a wait for a kernel message is not stretched to its time limit by a lost wake-up."""
 import asyncio
 from queue import Empty
 
@@ -6,7 +6,7 @@ import pytest
 import zmq
 import zmq.asyncio
 
-from grading import kernelwait
+from grading.kernels import kernelwait
 
 
 class Clock:
@@ -134,7 +134,7 @@ def test_a_real_lost_wakeup_holds_jupyter_clients_wait(run_coroutine):
 
 
 def test_every_execution_path_installs_it():
-    """The tests' and the bench's executions (grading.execute), make grade's and make check's workers
+    """The tests' and the bench's executions (grading.kernels.execute), make grade's and make check's workers
     (grading.grade.run), and everything that loads the nbgrader config: nbgrader by hand, the formgrader,
     Validate in JupyterLab's server. In a fresh interpreter, each path loaded for the first time after the
     original wait was put back."""
@@ -143,9 +143,9 @@ def test_every_execution_path_installs_it():
 
     check = """
 from jupyter_client.channels import AsyncZMQSocketChannel as C
-from grading import kernelwait
+from grading.kernels import kernelwait
 from grading.course import load_config
-loads = {"grading.execute": lambda: __import__("grading.execute"),
+loads = {"grading.kernels.execute": lambda: __import__("grading.kernels.execute"),
          "grading.grade.run": lambda: __import__("grading.grade.run"),
          "the nbgrader config": load_config}
 for name, load in loads.items():
@@ -154,4 +154,4 @@ for name, load in loads.items():
     print(name, C.get_msg is kernelwait.get_msg)
 """
     out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=True).stdout
-    assert out.split("\n")[:3] == ["grading.execute True", "grading.grade.run True", "the nbgrader config True"], out
+    assert out.split("\n")[:3] == ["grading.kernels.execute True", "grading.grade.run True", "the nbgrader config True"], out

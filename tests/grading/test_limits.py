@@ -1,4 +1,4 @@
-"""Limits for a whole sandbox, all its processes together (issue 36): grading/watchdog.py.
+"""Limits for a whole sandbox, all its processes together (issue 36): grading/kernels/watchdog.py.
 
 Found by an outside check: six forked children of 1 GiB each held 6.5 GiB in one sandbox against a 4 GiB
 limit (the limits were per process), and 32 busy children, each in a session of its own, slowed the
@@ -28,9 +28,9 @@ import pytest
 from traitlets.config import Config
 
 from devtools import attacks, badsubmissions as bs
-from grading import sandbox, watchdog
+from grading.kernels import sandbox, watchdog
 from grading.grade import grade
-from grading.grade.kernel import RobustExecute
+from grading.kernels.robust import RobustExecute
 from grading.gradebook import cell_scores
 
 needs_bwrap = pytest.mark.skipif(not sandbox.available()[0], reason="bubblewrap cannot start here")

@@ -1,4 +1,4 @@
-"""grading/localkernel.py: a kernel we start has sockets no other process can take.
+"""grading/kernels/localkernel.py: a kernel we start has sockets no other process can take.
 
 jupyter_client chooses TCP ports, writes them down and only then starts the kernel: a port another
 process binds in between makes the kernel fail to bind, hang, and its client wait out the 60 s
@@ -19,8 +19,8 @@ import pytest
 from jupyter_client.localinterfaces import localhost
 from jupyter_client.provisioning.local_provisioner import LocalPortCache
 
-from grading.execute import execute
-from grading.localkernel import LocalKernelManager
+from grading.kernels.execute import execute
+from grading.kernels.localkernel import LocalKernelManager
 
 
 def test_a_port_taken_by_another_process_does_not_stop_an_execution(tmp_path, monkeypatch):

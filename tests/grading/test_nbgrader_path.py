@@ -9,7 +9,8 @@ import re
 import nbformat
 import pytest
 
-from grading import reveal, sandbox
+from grading import reveal
+from grading.kernels import sandbox
 from grading.course import generate_assignment, nbgrader_api, release_notebook, scratch_course
 from grading.grade.report import read_report
 
@@ -52,9 +53,9 @@ def hostile_course(root):
 @needs_bwrap
 def test_autograde_runs_the_judge_in_a_box_of_its_own(tmp_path, monkeypatch):
     """The formgrader's Autograde (NbGraderAPI in the server's process, the course's config) executes the
-    submission and its hidden tests in a fresh sandbox of their own (grading/box.py), as another user, never
+    submission and its hidden tests in a fresh sandbox of their own (grading/judge/box.py), as another user, never
     in the server's process."""
-    from grading import box
+    from grading.judge import box
 
     seen = []
     real = box.run

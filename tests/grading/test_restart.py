@@ -13,8 +13,8 @@ import nbformat
 import pytest
 from traitlets.config import Config
 
-from grading import sandbox
-from grading.grade.kernel import RobustExecute
+from grading.kernels import sandbox
+from grading.kernels.robust import RobustExecute
 
 
 class LimitReached(AssertionError):

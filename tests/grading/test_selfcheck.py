@@ -189,7 +189,8 @@ def test_an_asked_for_reveal_reaches_the_grader_through_nbgrader_submit(tmp_path
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.utils import ignore_patterns
 
-    from grading import reveal, sandbox
+    from grading import reveal
+    from grading.kernels import sandbox
     from grading.grade import grade
 
     root = revealed_course(tmp_path)

@@ -121,7 +121,7 @@ class Accounts:
         return uids
 
     def socket_folders(self):
-        """The kernels' socket folders (grading/localkernel.py) the accounts still own in /tmp."""
+        """The kernels' socket folders (grading/kernels/localkernel.py) the accounts still own in /tmp."""
         uids = self.uids()
         return sorted(str(p) for p in Path("/tmp").glob("kernel-*") if p.is_dir() and p.stat().st_uid in uids)
 

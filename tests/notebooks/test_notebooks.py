@@ -7,7 +7,7 @@ import pytest
 from devtools.coursework import MARKERS, leaked_hidden_lines
 from grading.cells import solution_cells
 from grading.course import REPO, assignments, release_notebook, source_notebook
-from grading.execute import errors
+from grading.kernels.execute import errors
 
 AIDS = assignments()
 

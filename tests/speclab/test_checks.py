@@ -68,7 +68,7 @@ def _run_cells(sources, extra_arguments=()):
     """Execute code cells in a fresh kernel (IPython's default traceback mode unless told); the error outputs."""
     import nbformat
 
-    from grading.execute import notebook_client
+    from grading.kernels.execute import notebook_client
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
     notebook_client(nb, ".", timeout=120, allow_errors=True, extra_arguments=list(extra_arguments)).execute()

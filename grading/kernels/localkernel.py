@@ -11,8 +11,8 @@ Jupyter server. jupyter_client's own port cache (LocalPortCache) only sees one p
 Over `ipc` the "ports" are socket files under a folder that is this kernel's alone, so nothing
 outside can take them. jupyter_client's default ipc address ("kernel-ipc", relative to each process's
 working folder) is not private, hence the folder. Every path we run ourselves uses this manager:
-grading/execute.py, make grade and make check without the sandbox (the sandbox has its own ipc
-folder), devtools/mutants.py, and JupyterLab's server (grading/serverkernel.py): make lab, and each
+grading/kernels/execute.py, make grade and make check without the sandbox (the sandbox has its own ipc
+folder), devtools/mutants.py, and JupyterLab's server (grading/kernels/serverkernel.py): make lab, and each
 user's server on the course's JupyterHub, where a class starting kernels at once would race for
 ports. Drop it if jupyter_client ever lets the kernel choose its ports.
 """

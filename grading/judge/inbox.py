@@ -1,6 +1,6 @@
-"""Inside the judge's box (grading/box.py): execute one notebook with JudgeExecute, write it back with a verdict.
+"""Inside the judge's box (grading/judge/box.py): execute one notebook with JudgeExecute, write it back with a verdict.
 
-`python -m grading.inbox FOLDER` reads FOLDER/job.json and FOLDER/in.ipynb, and writes FOLDER/out.ipynb and
+`python -m grading.judge.inbox FOLDER` reads FOLDER/job.json and FOLDER/in.ipynb, and writes FOLDER/out.ipynb and
 FOLDER/verdict.json (ok, or the error; the watchdog's notes; CPU seconds). A fresh process per submission pays
 its imports each time: nbgrader's package imports its server extensions, and its preprocessors' package its
 gradebook (SQLAlchemy), neither of which executing a notebook needs, so both packages are entered without
@@ -57,8 +57,8 @@ def main(folder):
     import nbformat
     from traitlets.config import Config
 
-    from . import kernelwait, sandbox, watchdog
-    from .judge.execute import JudgeExecute
+    from ..kernels import kernelwait, sandbox, watchdog
+    from .execute import JudgeExecute
 
     kernelwait.install()
     folder = Path(folder)

@@ -13,7 +13,7 @@ kernelwait.install()  # a lost ZeroMQ wake-up must not hold a cell until its tim
 
 def notebook_client(nb, folder, timeout=300, **kwargs):
     """nbclient's client for `nb`, run with `folder` as its working folder, on a kernel with sockets of
-    its own (grading/localkernel.py: no TCP port to race another process for)."""
+    its own (grading/kernels/localkernel.py: no TCP port to race another process for)."""
     return NotebookClient(nb, timeout=timeout, kernel_name="python3", kernel_manager_class=LocalKernelManager,
                           resources={"metadata": {"path": str(folder)}}, **kwargs)
 

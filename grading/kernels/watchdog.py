@@ -1,7 +1,7 @@
 """Limits for a whole sandbox, all its processes together: a thread of the grader's, outside the sandbox, that
 watches every process of one sandboxed kernel's process namespace.
 
-The limits set inside the sandbox (grading/sandbox.py) are per process: an address space per process
+The limits set inside the sandbox (grading/kernels/sandbox.py) are per process: an address space per process
 (RLIMIT_AS), CPU seconds per process (RLIMIT_CPU). A submission that forks six children of 1 GiB each held
 6.5 GiB against a 4 GiB limit, and 32 busy children, each in a session of its own (setsid: with the
 scheduler's autogroups each session weighs as much as a whole grading worker), made classmates graded

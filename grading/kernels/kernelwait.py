@@ -6,7 +6,7 @@ the socket's ZMQ_FD, which is edge-triggered: it signals once, when libzmq hands
 command, and anything that makes libzmq process the socket's commands clears it. If the signal is
 lost, the poll sleeps until its timeout although the message is already there (pyzmq #1558 and
 #2173; nbclient #312 and PR #311 for the same hang in notebook execution). The execution then
-passes, one time limit late: 60 s for nbgrader's cells, 300 s for grading/execute.py.
+passes, one time limit late: 60 s for nbgrader's cells, 300 s for grading/kernels/execute.py.
 
 How we know it is that, and not the kernel (issue 25, measured on 2 cores under load): 6 of 143
 executions of the course's notebooks stalled with jupyter_client's wait, 0 of 107 with this one.
@@ -23,7 +23,7 @@ slice, not at the deadline. A poll never takes a message off the socket, so noth
 between slices is lost; the caller's overall timeout is kept exactly. When a slice runs its full
 length and then finds a message waiting, that was a lost wake-up: it is counted in LOST_WAKEUPS.
 
-Every path that executes a notebook calls install(): grading/execute.py (the tests' `executed`,
+Every path that executes a notebook calls install(): grading/kernels/execute.py (the tests' `executed`,
 make bench), grading/grade/run.py (make grade and make check, in their worker processes), and
 grading/nbgrader_config.py (nbgrader run by hand, the formgrader, and Validate in JupyterLab, which
 loads that config in the server process). Remove them when jupyter_client's get_msg re-polls by itself.

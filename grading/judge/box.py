@@ -18,7 +18,7 @@ What the worker takes back is only the outputs (and execution counts) of the cel
 metadata and the scores' cell ids are the worker's own, so a compromised judge can write nothing but this
 notebook's outputs, which nbgrader then scores in the worker as before.
 
-The student's kernel keeps its own sandbox (grading/sandbox.py), nested inside this one. Nesting needs a
+The student's kernel keeps its own sandbox (grading/kernels/sandbox.py), nested inside this one. Nesting needs a
 /proc that Linux deems fully visible: bwrap's --proc covers /proc/irq and /proc/bus, which the launcher
 inside unmounts (holding, for that moment only, the capabilities of its own user namespace) before it drops
 to its user id and starts Python. Measured here (Linux 6.18, bwrap 0.8, as root): nested unprivileged
@@ -35,11 +35,11 @@ from pathlib import Path
 
 import nbformat
 
-from . import sandbox as sandboxes
-from .course import REPO
-from .judge.execute import JudgeExecute
+from ..kernels import sandbox as sandboxes
+from ..course import REPO
+from .execute import JudgeExecute
 
-MAX_NOTEBOOK_BYTES = 64 << 20   # the executed notebook read back (outputs.py caps a notebook's outputs at 4 MB)
+MAX_NOTEBOOK_BYTES = 64 << 20   # the executed notebook read back (kernels/outputs.py caps a notebook's outputs at 4 MB)
 MAX_VERDICT_BYTES = 1 << 20
 DISK = 256 << 20                # the box's private /tmp (the kernel's own tmpfs is inside the kernel's sandbox)
 # passed from the grader's environment into the box (no other variable is)
@@ -175,7 +175,7 @@ def command(folder, source=None, memory=0, cpu=0, argv=None):
     for k, v in sorted(environment().items()):
         args += ["--setenv", k, v]
     python = sandboxes.python()
-    argv = argv or [python, "-m", "grading.inbox", str(folder)]
+    argv = argv or [python, "-m", "grading.judge.inbox", str(folder)]
     limits = f"{int(memory)},{int(cpu)},{j}"
     return [sandboxes.python(), "-I", "-S", "-c", HOST, str(j), *args, "--", python, "-I", "-S", "-c", INSIDE,
             limits, *argv]
@@ -302,9 +302,9 @@ def apply(nb, outputs):
 
 
 def record_events(verdict):
-    """The box's watchdog notes and CPU seconds, into this process's (grading/watchdog.py, sandbox.KERNEL_CPU), as if
+    """The box's watchdog notes and CPU seconds, into this process's (grading/kernels/watchdog.py, sandbox.KERNEL_CPU), as if
     its kernels ran here."""
-    from . import watchdog
+    from ..kernels import watchdog
 
     for item in verdict.get("events", [])[:20]:
         if isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item):

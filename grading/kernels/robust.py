@@ -11,8 +11,8 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer, Unicode
 
-from .. import sandbox as sandboxes
-from ..localkernel import LocalKernelManager
+from . import sandbox as sandboxes
+from .localkernel import LocalKernelManager
 from .outputs import OutputBudget
 
 STOPPED = ("CellTimeoutError", "KeyboardInterrupt", "DeadKernelError")
@@ -37,7 +37,7 @@ class RobustExecute(Execute):
 
     memory_limit = Integer(0, help="bytes of address space the kernel may use (0: no limit)").tag(config=True)
     pid_file = Unicode("", help="where to write the kernel's process id (its process group's)").tag(config=True)
-    sandbox = Bool(False, help="start the kernel in the sandbox (grading/sandbox.py)").tag(config=True)
+    sandbox = Bool(False, help="start the kernel in the sandbox (grading/kernels/sandbox.py)").tag(config=True)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

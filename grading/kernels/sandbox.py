@@ -15,7 +15,7 @@ who grades, with that user's files, processes and network. Here each kernel is s
   network namespace, loopback only), and limits set before Python starts: address space (the grader's
   memory limit), CPU seconds, processes, file size, no core files. A grader that runs as root runs
   the kernel as an unused user id (so the process limit applies: Linux does not hold root to it).
-- limits for all its processes together, kept from outside by a thread of the grader's (grading/watchdog.py):
+- limits for all its processes together, kept from outside by a thread of the grader's (grading/kernels/watchdog.py):
   memory (the same limit, summed over the sandbox), processes and threads, and CPU (one core's share on
   average; what the submission starts runs at nice 19). The rlimits above are per process.
 
@@ -52,6 +52,7 @@ from jupyter_client.manager import AsyncKernelManager
 from traitlets import Float, Integer, List, Unicode
 
 from . import hidden, watchdog as watchdogs
+from .procfs import descendant, process_cpu, user_tasks
 
 DISK = 64 << 20          # bytes of the sandbox's tmpfs: working folder, home and /tmp together
 PROCESSES = 128          # processes and threads the kernel's user may have (a kernel uses about 10)
@@ -173,21 +174,6 @@ def python():
     return unlinked(sys.executable)
 
 
-def user_tasks(uid):
-    """How many processes and threads user `uid` has now (what Linux counts against RLIMIT_NPROC)."""
-    count = 0
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                status = Path(f"/proc/{pid}/status").read_text()
-            except OSError:
-                continue
-            fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-            if int(fields.get("Uid", "-1 ").split()[0]) == uid:
-                count += int(fields.get("Threads", "1"))
-    return count
-
-
 @functools.lru_cache(maxsize=1)
 def nproc_per_namespace():
     """Whether Linux counts RLIMIT_NPROC per user namespace (5.14 and later: "ucounts"), so that a sandbox's own
@@ -219,7 +205,7 @@ def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, proces
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
     binds = [(p, p) for p in python_dirs()]
-    binds.append((str(speclab or package), f"{COURSE}/speclab"))  # speclab: grading/hidden.py's copy
+    binds.append((str(speclab or package), f"{COURSE}/speclab"))  # speclab: grading/kernels/hidden.py's copy
     if data.is_dir() and data.parent != package:
         binds.append((str(data), f"{COURSE}/data"))
     # The sandbox's own mounts first, then the binds: a bind under /tmp (a course cloned there, whose venv is
@@ -265,34 +251,10 @@ def command(kernel_cmd, connection_file, env, memory=0, cpu=0, disk=DISK, proces
             *args, "--", *launcher, *kernel_cmd]
 
 
-def descendant(pid, depth=2):
-    """The process `depth` generations below `pid` along first children (bwrap -> its reaper -> the kernel)."""
-    for _ in range(depth):
-        kids = []
-        try:
-            for task in os.listdir(f"/proc/{pid}/task"):
-                kids += Path(f"/proc/{pid}/task/{task}/children").read_text().split()
-        except OSError:
-            return None
-        if not kids:
-            return None
-        pid = int(kids[0])
-    return pid
-
-
 _managers = itertools.count()
 # CPU seconds the sandboxed kernels of this process used: a sandboxed kernel is reaped inside its sandbox,
 # so its time never reaches the grader's getrusage(RUSAGE_CHILDREN) (read from /proc as each one ends)
 KERNEL_CPU = [0.0]
-
-
-def process_cpu(pid):
-    """CPU seconds of a process and of its children it has reaped (utime, stime, cutime, cstime), or 0."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return 0.0
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -306,15 +268,15 @@ class SandboxedKernelManager(AsyncKernelManager):
     disk_limit = Integer(DISK, help="bytes of the sandbox's writable tmpfs").tag(config=True)
     process_limit = Integer(PROCESSES, help="processes and threads the kernel may have").tag(config=True)
     cpu_share = Float(watchdogs.SHARE, help="cores the sandbox's processes may use together on average (0: no "
-                      "limit); memory_limit and process_limit also bound them together (grading/watchdog.py)"
+                      "limit); memory_limit and process_limit also bound them together (grading/kernels/watchdog.py)"
                       ).tag(config=True)
-    hidden = List(Unicode(), help="the graded notebook's references, absent (grading/hidden.py)").tag(config=True)
+    hidden = List(Unicode(), help="the graded notebook's references, absent (grading/kernels/hidden.py)").tag(config=True)
     notebook = Unicode("", help="the graded notebook's name, for hidden's message").tag(config=True)
     folder = Unicode("", help="a private folder of the grader's for the connection file and the socket link"
                      ).tag(config=True)
 
     kernel_pid = None  # the kernel's process id (bwrap's is the provisioner's)
-    watchdog = None    # the limits of the whole sandbox (grading/watchdog.py), while the kernel runs
+    watchdog = None    # the limits of the whole sandbox (grading/kernels/watchdog.py), while the kernel runs
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
