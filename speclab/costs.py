@@ -201,14 +201,18 @@ def markov_round_stats(P, Q, k, start=None):
     return drafts_kept / k, 1.0 + drafts_kept
 
 
-def solve_alpha(tokens_per_call, k, tol=1e-12):
-    """The a whose expected_tokens(a, k) equals tokens_per_call (bisection; 1 <= tokens <= k + 1)."""
+def solve_alpha(tokens_per_call, k, tol=1e-12, expected=None):
+    """The a whose expected_tokens(a, k) equals tokens_per_call (bisection; 1 <= tokens <= k + 1).
+
+    expected: the expected_tokens to invert (notebook 05 passes the learner's own: the course's is hidden
+    from the kernel that grades 05, grading/kernels/hidden.py); the course's by default."""
+    expected = expected or expected_tokens
     if not 1.0 <= tokens_per_call <= k + 1:
         raise ValueError(f"tokens per call must lie in [1, {k + 1}], got {tokens_per_call}")
     lo, hi = 0.0, 1.0
     while hi - lo > tol:
         mid = (lo + hi) / 2
-        if expected_tokens(mid, k) < tokens_per_call:
+        if expected(mid, k) < tokens_per_call:
             lo = mid
         else:
             hi = mid

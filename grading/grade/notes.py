@@ -94,6 +94,11 @@ def runtime_notes(res, autograded_nb, timeout, memory_limit=0):
                              "grading went on" + zero)
                 elif ename in ("CellTimeoutError", "KeyboardInterrupt"):
                     res.note(f"cell {name} ran longer than {timeout} s and was stopped (an endless loop?)" + zero)
+                elif ename == "ProtocolError":
+                    # only a kernel whose code wrote to the judge's channel (or took over its agent) gets here
+                    res.note(f"cell {name}: the submission's code wrote to the grader's private channel with its "
+                             f"kernel, which honest code never does ({evalue[:160]}); the cell was stopped and "
+                             "scores 0", flag=True)
                 elif ename == "DeadKernelError":
                     res.note(f"cell {name} crashed the Python kernel; it was restarted and grading went on")
                 elif is_memory_error(ename):

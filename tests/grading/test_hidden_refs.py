@@ -51,10 +51,8 @@ def with_accept_prob(solved, source):
 
 
 @pytest.mark.slow
-def test_reference_routes_the_scan_cannot_follow_get_nothing(tmp_path, monkeypatch):
+def test_reference_routes_the_scan_cannot_follow_get_nothing(tmp_path):
     from grading.grade import grade
-
-    monkeypatch.setenv("SPECLAB_HIDE_REFERENCES", "1")  # off by default: README's hidden references
 
     root = scratch_course(tmp_path / "course", [AID], release="generate")
     good = bs.good_students(root, AID)
@@ -107,3 +105,103 @@ def test_the_graded_kernel_reaches_no_reference_of_its_notebook(tmp_path):
     gone = f"the course's reference for accept_prob is not available while {AID} is graded"
     assert seen["import"] == gone and seen["file"] == gone, seen
     assert seen["residual"] == [0.0, 1.0]  # the rest of speclab, 02's other helpers, still answers
+
+
+# Every route to 02's accept_prob a student who has read the course might take, one submission each; each hands
+# in the reference's answer when it finds one. Hidden references are on by default (grading/judge/execute.py);
+# The integrity scan zeroes each of these already (hiding off, this test passes too: every route is a finding); the
+# test below runs the same routes in a kernel with no scan, where only hiding stops them.
+FIND = """import numpy as np
+_found = None
+def _try(get):
+    global _found
+    if _found is None:
+        try:
+            f = get()
+            f(np.array([0.2, 0.8]), np.array([0.5, 0.5]), 0)   # raises where the reference is hidden
+            _found = f
+        except Exception:
+            pass
+def _run(code, path):   # a module's code run as a function: no exec, no eval
+    import types
+    ns = {"__name__": "speclab.copied", "__package__": "speclab", "__file__": path, "__builtins__": __builtins__}
+    types.FunctionType(code, ns)()
+    return ns["accept_" + "prob"]
+"""
+ANSWER = "def accept_prob(p, q, x):\n    if _found is None:\n        raise NotImplementedError()\n    return _found(p, q, x)\n"
+ROUTES = {
+    "plain": "from speclab.speculative import accept_prob as _ref\n_try(lambda: _ref)\n",
+    "importlib": "import importlib\n_try(lambda: importlib.import_module('spec' + 'lab.speculative').accept_prob)\n",
+    "runpy": "import runpy\n_try(lambda: runpy.run_module('spec' + 'lab.speculative')['accept_' + 'prob'])\n",
+    "source": ("import inspect, speclab.sampling as _s\n"
+               "_mod = inspect.getmodule(_s).__file__.replace('sampling', 'speculative')\n"
+               "_try(lambda: _run(compile(open(_mod).read(), _mod, 'exec'), _mod))\n"),
+    "files": ("import glob, marshal, os, tempfile\n"
+              "for _root in ('/course', '/tmp', os.path.expanduser('~'), {repo!r}, {cache!r}):\n"
+              "    for _path in glob.glob(_root + '/**/speculative*.py*', recursive=True):\n"
+              "        _code = (marshal.loads(open(_path, 'rb').read()[16:]) if _path.endswith('.pyc')\n"
+              "                 else compile(open(_path).read(), _path, 'exec'))\n"
+              "        _try(lambda: _run(_code, _path))\n"),
+    "pickle": "import pickle, io\n_try(lambda: pickle.load(io.BytesIO(b'cspec' + b'lab.speculative\\naccept_' + b'prob\\n.')))\n",
+}
+
+
+@pytest.mark.slow
+def test_every_route_to_the_graded_notebooks_reference_scores_nothing(tmp_path):
+    from grading.course import REPO
+    from grading.grade import grade
+
+    root = scratch_course(tmp_path / "course", [AID], release="generate")
+    good = bs.good_students(root, AID)
+    solved = good["reference"][f"{AID}.ipynb"]
+    cache = str(hidden.cache_root())
+    students = {name: {f"{AID}.ipynb": with_accept_prob(solved, FIND + route.format(repo=str(REPO), cache=cache)
+                                                        + ANSWER)}
+                for name, route in ROUTES.items()}
+    students["blank"] = {f"{AID}.ipynb": with_accept_prob(solved, BLANK)}
+    students["zz_honest"] = good["reference"]   # graded last, by the same worker
+    bs.write_class(root, AID, students)
+    results = {r.student: r for r in grade(root, [AID], workers=1, cell_timeout=60, quiet=True, export=False)}
+    full = bs.full_marks(root, AID)[0]
+    assert results["zz_honest"].score == full, results["zz_honest"].notes
+    assert results["blank"].score < full
+    got = {name: results[name].score for name in ROUTES}
+    assert got == {name: results["blank"].score for name in ROUTES}, (got, results["blank"].score)
+
+
+def test_hidden_references_are_on_by_default_and_each_exception_says_why():
+    import os
+    import subprocess
+    import sys
+
+    from grading.course import REPO, assignments
+    from grading.judge.execute import NOT_HIDDEN
+
+    env = {k: v for k, v in os.environ.items() if k != "SPECLAB_HIDE_REFERENCES"}
+    code = "from grading.judge.execute import JudgeExecute as J; print(J().hide_references)"
+    for value, want in ((None, "True"), ("1", "True"), ("0", "False")):
+        run_env = env if value is None else {**env, "SPECLAB_HIDE_REFERENCES": value}
+        out = subprocess.run([sys.executable, "-c", code], env=run_env, cwd=REPO, capture_output=True, text=True)
+        assert out.stdout.strip() == want, (value, out.stdout, out.stderr[-500:])
+    assert set(NOT_HIDDEN) <= set(assignments()) and all(len(why) > 40 for why in NOT_HIDDEN.values())
+
+
+@pytest.mark.skipif(not sandbox.available()[0], reason="bubblewrap cannot start here")
+def test_no_route_finds_the_reference_in_a_kernel_graded_for_its_notebook(tmp_path, hidden_names=("accept_prob",)):
+    # No integrity scan here: the kernel as grading 02 starts it. Seen failing with hidden_names=(): all six found.
+    from grading.course import REPO
+
+    code = FIND + "_seen = []\n"
+    for name, route in ROUTES.items():
+        code += route.format(repo=str(REPO), cache=str(hidden.cache_root()))
+        code += f"if _found is not None:\n    _seen.append({name!r})\n_found = None\n"
+    code += "print(_seen)\n"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    config = Config()
+    config.SandboxedKernelManager.folder = str(tmp_path / "kernel")
+    config.SandboxedKernelManager.hidden = list(hidden_names)
+    config.SandboxedKernelManager.notebook = AID
+    RobustExecute(config=config, timeout=120, sandbox=True, kernel_name="python3").preprocess(
+        nb, {"metadata": {"path": str(tmp_path)}})
+    texts = [o.get("text", "") for o in nb.cells[0].outputs if o.get("name") == "stdout"]
+    assert texts and texts[-1].strip() == "[]", nb.cells[0].outputs
