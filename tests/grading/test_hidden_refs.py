@@ -129,7 +129,7 @@ def _run(code, path):   # a module's code run as a function: no exec, no eval
     return ns["accept_" + "prob"]
 """
 ANSWER = "def accept_prob(p, q, x):\n    if _found is None:\n        raise NotImplementedError()\n    return _found(p, q, x)\n"
-ROUTES = {
+ATTACK_ROUTES = {
     "plain": "from speclab.speculative import accept_prob as _ref\n_try(lambda: _ref)\n",
     "importlib": "import importlib\n_try(lambda: importlib.import_module('spec' + 'lab.speculative').accept_prob)\n",
     "runpy": "import runpy\n_try(lambda: runpy.run_module('spec' + 'lab.speculative')['accept_' + 'prob'])\n",
@@ -157,7 +157,7 @@ def test_every_route_to_the_graded_notebooks_reference_scores_nothing(tmp_path):
     cache = str(hidden.cache_root())
     students = {name: {f"{AID}.ipynb": with_accept_prob(solved, FIND + route.format(repo=str(REPO), cache=cache)
                                                         + ANSWER)}
-                for name, route in ROUTES.items()}
+                for name, route in ATTACK_ROUTES.items()}
     students["blank"] = {f"{AID}.ipynb": with_accept_prob(solved, BLANK)}
     students["zz_honest"] = good["reference"]   # graded last, by the same worker
     bs.write_class(root, AID, students)
@@ -165,8 +165,8 @@ def test_every_route_to_the_graded_notebooks_reference_scores_nothing(tmp_path):
     full = bs.full_marks(root, AID)[0]
     assert results["zz_honest"].score == full, results["zz_honest"].notes
     assert results["blank"].score < full
-    got = {name: results[name].score for name in ROUTES}
-    assert got == {name: results["blank"].score for name in ROUTES}, (got, results["blank"].score)
+    got = {name: results[name].score for name in ATTACK_ROUTES}
+    assert got == {name: results["blank"].score for name in ATTACK_ROUTES}, (got, results["blank"].score)
 
 
 def test_hidden_references_are_on_by_default_and_each_exception_says_why():
@@ -192,7 +192,7 @@ def test_no_route_finds_the_reference_in_a_kernel_graded_for_its_notebook(tmp_pa
     from grading.course import REPO
 
     code = FIND + "_seen = []\n"
-    for name, route in ROUTES.items():
+    for name, route in ATTACK_ROUTES.items():
         code += route.format(repo=str(REPO), cache=str(hidden.cache_root()))
         code += f"if _found is not None:\n    _seen.append({name!r})\n_found = None\n"
     code += "print(_seen)\n"
