@@ -357,65 +357,55 @@ def emitted_distribution(p, q, r, accept):
 """,
         },
     },
-    "draft_from_output": {
+    "swapped_reject_rate": {
         "wrong": {
-            "the transcription of the old question: emitted minus p (the excess, not the draft)": ("""
-def draft_from_output(p, out):
-    return {x: float(out[x] - p[x]) for x in range(len(p)) if out[x] > p[x]}
-""", "surplus over p"),
-            "the output taken for the draft on every token": """
-def draft_from_output(p, out):
-    return {x: float(out[x]) for x in range(len(p))}
+            "the transcription: one minus the acceptance rate (the correct rule's rejection rate)": ("""
+def swapped_reject_rate(p, q):
+    return 1.0 - float(np.minimum(p, q).sum())
+""", "1 - acceptance_rate"),
+            "the share of guesses the swapped rule keeps": ("""
+def swapped_reject_rate(p, q):
+    return float(sum(q[x] * min(1.0, q[x] / p[x]) if p[x] > 0 else q[x] for x in range(len(p))))
+""", "keeps, not the share it rejects"),
+            "the correct test's rejections, token by token (over-proposed tokens rejected)": edit(
+                ("under = q < p", "under = q > p"),
+                ("return float((q[under] * (p[under] - q[under]) / p[under]).sum())",
+                 "return float((q[under] - p[under]).sum())")),
+            "rejections not weighted by how often the token is drafted": edit(
+                "return float((q[under] * (p[under] - q[under]) / p[under]).sum())",
+                "return float(((p[under] - q[under]) / p[under]).sum())"),
+            "the under-proposed mass p - q (the residual's mass), not the rejections": edit(
+                "return float((q[under] * (p[under] - q[under]) / p[under]).sum())",
+                "return float((p[under] - q[under]).sum())"),
+            "the ratio the right way up, over-proposed tokens rejected with 1 - p/q": edit(
+                ("under = q < p", "under = q > p"),
+                ("return float((q[under] * (p[under] - q[under]) / p[under]).sum())",
+                 "return float((p[under] * (q[under] - p[under]) / q[under]).sum())")),
+            "a token the target never emits counted as always rejected": """
+def swapped_reject_rate(p, q):
+    return float(sum(q[x] * (1.0 - min(1.0, q[x] / p[x])) if p[x] > 0 else q[x] for x in range(len(p))))
 """,
-            "every token whose output differs from p (under-proposed ones included)": """
-def draft_from_output(p, out):
-    return {x: float(out[x]) for x in range(len(p)) if out[x] != p[x]}
-""",
-            "tokens at or above p (a token the draft matched counted as over-proposed)": (edit(
-                "return {x: float(out[x]) for x in range(len(p)) if out[x] > p[x]}",
-                "return {x: float(out[x]) for x in range(len(p)) if out[x] >= p[x]}"), "over-proposed nothing"),
-            "the tokens that come out short (the swapped test taken to reject the over-proposed)": edit(
-                "return {x: float(out[x]) for x in range(len(p)) if out[x] > p[x]}",
-                "return {x: float(out[x]) for x in range(len(p)) if out[x] < p[x]}"),
-            "the residual taken to refill over-proposed tokens too (its share taken off)": """
-def draft_from_output(p, out):
-    p, out = np.asarray(p, dtype=float), np.asarray(out, dtype=float)
-    over = out > p
-    refill = (1 - out[over].sum()) * p[over] / p.sum()
-    return {int(x): float(out[x] - refill[i]) for i, x in enumerate(np.flatnonzero(over))}
-""",
-            "the most over-served token only": """
-def draft_from_output(p, out):
-    d = np.asarray(out) - np.asarray(p)
-    x = int(np.argmax(d))
-    return {x: float(out[x])} if d[x] > 0 else {}
-""",
-            "a list of tokens, not a dict": ("""
-def draft_from_output(p, out):
-    return [x for x in range(len(p)) if out[x] > p[x]]
-""", "dict"),
-            "numpy integers as keys": ("""
-def draft_from_output(p, out):
-    d = np.asarray(out) - np.asarray(p)
-    return {x: float(out[x]) for x in np.flatnonzero(d > 0)}
-""", "Python ints"),
         },
         "right": {
-            "numpy: the tokens where out - p is positive": """
-def draft_from_output(p, out):
-    d = np.asarray(out, dtype=float) - np.asarray(p, dtype=float)
-    return {int(x): float(out[x]) for x in np.flatnonzero(d > 0)}
+            "one minus the expected keep probability of the swapped test": """
+def swapped_reject_rate(p, q):
+    kept = sum(q[x] * (1.0 if p[x] == 0 else min(1.0, q[x] / p[x])) for x in range(len(p)) if q[x] > 0)
+    return 1.0 - float(kept)
 """,
-            "with a rounding margin": edit(
-                "return {x: float(out[x]) for x in range(len(p)) if out[x] > p[x]}",
-                "return {x: float(out[x]) for x in range(len(p)) if out[x] > p[x] + 1e-12}"),
+            "a loop over the under-proposed tokens": """
+def swapped_reject_rate(p, q):
+    total = 0.0
+    for x in range(len(p)):
+        if q[x] < p[x]:
+            total += q[x] * (1 - q[x] / p[x])
+    return total
+""",
         },
         "delegate": {
-            "the over-served tokens found by the course's residual of (out, p)": """
-from speclab import speculative as _ref
-def draft_from_output(p, out):
-    over = _ref.residual(out, p) * bool((np.asarray(out) != np.asarray(p)).any())
-    return {int(x): float(out[x]) for x in np.flatnonzero(over > 0)}
+            "the rejected mass of the course's emitted distribution with a zero fallback": """
+import speclab.onetoken as one
+def swapped_reject_rate(p, q):
+    return float(1.0 - one.emitted_distribution(p, q, np.zeros(len(p)), one.swapped_accept_prob).sum())
 """,
         },
     },

@@ -19,6 +19,16 @@ def one_token_distribution(p, q, rule="correct"):
     return kept + (1 - kept.sum()) * fallback
 """
 
+
+# A student may write the frequency count as a helper in the same cell; these entries do.
+_TV = """
+def simulated_tv(sampler, p, q, n, rng):
+    counts = np.zeros(len(p))
+    for _ in range(n):
+        counts[sampler(p, q, rng)] += 1
+    return 0.5 * float(np.abs(counts / n - np.asarray(p, dtype=float)).sum())
+"""
+
 CATALOG = {
     "residual": {
         "wrong": {
@@ -347,49 +357,65 @@ def resample_sample(p, q, rng):
     },
     "detection_power": {
         "wrong": {
-            "a count of the trials above the threshold, not a share": ("""
+            "a count of the trials above the threshold, not a share": (_TV + """
 def detection_power(sampler, p, q, n, trials, threshold, rng):
     return sum(simulated_tv(sampler, p, q, n, rng) > threshold for _ in range(trials))
 """, "a share of the trials, not a count"),
             "at or above the threshold (>=), not strictly above": (edit(
-                "if simulated_tv(sampler, p, q, n, rng) > threshold:",
-                "if simulated_tv(sampler, p, q, n, rng) >= threshold:"), "strictly above"),
-            "the share at or below the threshold (the misses)": """
+                "if 0.5 * float(np.abs(counts / n - p).sum()) > threshold:",
+                "if 0.5 * float(np.abs(counts / n - p).sum()) >= threshold:"), "strictly above"),
+            "the share at or below the threshold (the misses)": _TV + """
 def detection_power(sampler, p, q, n, trials, threshold, rng):
     return sum(simulated_tv(sampler, p, q, n, rng) <= threshold for _ in range(trials)) / trials
 """,
-            "n and trials swapped": """
+            "n and trials swapped": _TV + """
 def detection_power(sampler, p, q, n, trials, threshold, rng):
     return sum(simulated_tv(sampler, p, q, trials, rng) > threshold for _ in range(n)) / n
 """,
-            "one count of n * trials tokens, compared once": """
+            "one count of n * trials tokens, compared once": _TV + """
 def detection_power(sampler, p, q, n, trials, threshold, rng):
     return float(simulated_tv(sampler, p, q, n * trials, rng) > threshold)
 """,
-            "the mean distance compared with the threshold": """
+            "the mean distance compared with the threshold": _TV + """
 def detection_power(sampler, p, q, n, trials, threshold, rng):
     tvs = [simulated_tv(sampler, p, q, n, rng) for _ in range(trials)]
     return float(np.mean(tvs) > threshold)
 """,
-            "a fresh generator for every count": """
+            "a fresh generator for every count": _TV + """
 def detection_power(sampler, p, q, n, trials, threshold, rng):
     return sum(simulated_tv(sampler, p, q, n, np.random.default_rng(i)) > threshold for i in range(trials)) / trials
 """,
-            "the student's own speculative_sample instead of the sampler given": """
+            "the student's own speculative_sample instead of the sampler given": _TV + """
 def detection_power(sampler, p, q, n, trials, threshold, rng):
     return sum(simulated_tv(speculative_sample, p, q, n, rng) > threshold for _ in range(trials)) / trials
 """,
-            "the share of the trials above the noise floor, ignoring the threshold": """
+            "the share of the trials above the noise floor, ignoring the threshold": _TV + """
 def detection_power(sampler, p, q, n, trials, threshold, rng):
     floor = float(np.sqrt(np.asarray(p) * (1 - np.asarray(p)) / (2 * np.pi * n)).sum())
     return sum(simulated_tv(sampler, p, q, n, rng) > floor for _ in range(trials)) / trials
 """,
+            "the counts carried over from one test to the next": edit(
+                ("counts = np.zeros(len(p))", ""), ("above = 0", "above, counts = 0, np.zeros(len(p))")),
+            "the distance without its half (the sum of |f - p|)": edit(
+                "if 0.5 * float(np.abs(counts / n - p).sum()) > threshold:",
+                "if float(np.abs(counts / n - p).sum()) > threshold:"),
+            "the distance over the tokens that came out only": edit(
+                "if 0.5 * float(np.abs(counts / n - p).sum()) > threshold:",
+                "if 0.5 * float(np.abs(counts / n - p)[counts > 0].sum()) > threshold:"),
         },
         "right": {
-            "NumPy mean of a boolean array": """
+            "NumPy mean of a boolean array, a helper in the same cell": _TV + """
 def detection_power(sampler, p, q, n, trials, threshold, rng):
     tvs = np.array([simulated_tv(sampler, p, q, n, rng) for _ in range(trials)])
     return float(np.mean(tvs > threshold))
+""",
+            "np.bincount of the drawn tokens": """
+def detection_power(sampler, p, q, n, trials, threshold, rng):
+    above = 0
+    for _ in range(trials):
+        freq = np.bincount([sampler(p, q, rng) for _ in range(n)], minlength=len(p)) / n
+        above += 0.5 * np.abs(freq - np.asarray(p)).sum() > threshold
+    return above / trials
 """,
         },
         "delegate": {

@@ -149,13 +149,14 @@ def revealed_course(tmp_path):
     return scratch_course(tmp_path / "course", [AID], sources={AID: source}, release="generate")
 
 
-def result_with(root, diagnose_points):
-    """A self-check result for notebook 01 with every part solved but the Diagnose, which got diagnose_points."""
+def result_with(root, diagnose_passed):
+    """A self-check result for notebook 01 with every part solved but the Diagnose, which passed or scored 0."""
     from grading import reveal
 
     source = nbformat.read(source_notebook(AID, root), as_version=4)
     diagnose = reveal.diagnose_parts(source)
-    parts = [(gid, diagnose_points if gid in diagnose else pts, pts, "") for gid, pts in cells.graded_points(source).items()]
+    parts = [(gid, pts if diagnose_passed or gid not in diagnose else 0, pts, "")
+             for gid, pts in cells.graded_points(source).items()]
     return {"aid": AID, "parts": parts}
 
 
@@ -164,17 +165,17 @@ def test_the_reveal_waits_for_the_diagnose_or_is_asked_for_and_recorded(tmp_path
 
     root = revealed_course(tmp_path)
     mine = root / "work" / AID
-    selfcheck.show_reveal(root, result_with(root, 0), folder=mine)
+    selfcheck.show_reveal(root, result_with(root, False), folder=mine)
     out = capsys.readouterr().out
     assert "A draft kept on trust" not in out and "make check NB=01 REVEAL=1" in out and not mine.exists()
 
-    selfcheck.show_reveal(root, result_with(root, 2), folder=mine)
+    selfcheck.show_reveal(root, result_with(root, True), folder=mine)
     out = capsys.readouterr().out
     assert "the reveal of 01_branch_prediction ==" in out and "A draft kept on trust" in out
     assert "$\\arg\\max_x q(x) \\ne \\arg\\max_x p(x)$" in out and "**" not in out, "plain text, maths as TeX"
     assert max(map(len, out.splitlines())) <= 92 and not mine.exists(), "wrapped; a passed Diagnose is not recorded"
 
-    selfcheck.show_reveal(root, result_with(root, 0), asked=True, folder=mine)
+    selfcheck.show_reveal(root, result_with(root, False), asked=True, folder=mine)
     out = capsys.readouterr().out
     assert "A draft kept on trust" in out and "before your Diagnose passed" in out
     assert reveal.seen_note(mine).startswith(reveal.SEEN_EARLY)
