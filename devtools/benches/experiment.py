@@ -1,8 +1,8 @@
 """Notebook 04's experiment: 60,000 trials, k = 4, first two tokens; the plain loop vs the vectorised simulator.
 
 Both run here, one after the other in this process, on the same rules: the loop is
-speclab.speculative.speculative_joint (one rng.random() per decision, the seed
-page's stream), the vectorised one speclab.simulate.first_two_frequencies. Each is timed
+speclab.rules.speculative.speculative_joint (one rng.random() per decision, the seed
+page's stream), the vectorised one speclab.decoding.simulate.first_two_frequencies. Each is timed
 by wall clock and by this process's CPU time (time.process_time): on a shared
 machine the CPU time is the fairer ratio, since other people's work stretches the
 wall clock. The vectorised time is the best of 3 calls. The TV columns show both
@@ -13,8 +13,10 @@ import time
 
 import numpy as np
 
-from speclab import draft, exact, simulate, target
-from speclab.speculative import speculative_joint, target_joint, tv_distance
+from speclab import draft, target
+from speclab.rules import exact
+from speclab.decoding import simulate
+from speclab.rules.speculative import speculative_joint, target_joint, tv_distance
 
 TRIALS, K = 60_000, 4
 # (label, draft, k, rule, seed): the seed page's five runs; the floor drafts with the target itself.

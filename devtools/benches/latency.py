@@ -15,7 +15,7 @@ kernel connection's messages as the page sees them (labwidget.JS_LATENCY_WATCH):
   input    key press to the page sending the new value (the slider and ipywidgets' front end)
   in       to the kernel starting on it (server, kernel queue)
   kernel   to the kernel publishing the figure (wall time; beside it the widget's own record of
-           the move in CPU time, speclab.widgets: update + rasterise + PNG encode and display)
+           the move in CPU time, speclab.views.widgets: update + rasterise + PNG encode and display)
   out      to the figure reaching the page (kernel to server to page)
   render   to the new <img> in the page (the Image widget's view: a new blob: URL)
   decode   to the first frame after the PNG is decoded (not in the goal: the goal is `shown`)
@@ -43,7 +43,7 @@ import labwidget
 MEDIAN_GOAL_MS = 150
 MAX_GOAL_MS = 250
 
-# Runs in the notebook's kernel: every widget built with speclab.widgets, with its record of moves.
+# Runs in the notebook's kernel: every widget built with speclab.views.widgets, with its record of moves.
 KERNEL_TIMINGS = r"""
 import gc as _gc, json as _json, ipywidgets as _W
 print(_json.dumps({str(id(_o)): [len(_o._screen.timings), _o._screen.timings[-64:]] for _o in _gc.get_objects()

@@ -1,14 +1,15 @@
 """Notebook 08's real-text pieces: counting the corpora, one model call, the runs and their alpha.
 
 Wall-clock times are for this machine now (it is shared, so compare within one run); the
-draft-cost ratios use CPU time (speclab.textspec.cost_ratio), as the notebook does. The widget's
+draft-cost ratios use CPU time (speclab.decoding.textspec.cost_ratio), as the notebook does. The widget's
 redraw is timed with every other widget's, in the widgets section (devtools/benches/widgets.py).
 """
 import time
 
 import numpy as np
 
-from speclab import ngram, textspec
+from speclab.models import ngram
+from speclab.decoding import textspec
 
 ORDER = 6
 

@@ -2,7 +2,7 @@
 import os
 import time
 
-from speclab import hardware as hw, roofline
+from speclab.speed import hardware as hw, roofline
 
 
 def bench():

@@ -11,9 +11,9 @@ import time
 
 from threadpoolctl import threadpool_limits
 
-from speclab import roofline
-from speclab.datafiles import DATA
-from speclab.smollm import Config, Model, cache, gguf_file, load_tokenizer
+from speclab.speed import roofline
+from speclab.plumbing.datafiles import DATA
+from speclab.models.smollm import Config, Model, cache, gguf_file, load_tokenizer
 
 REPEATS = 7
 CONTEXT = 64  # tokens already in the KV cache when a step is timed
@@ -23,7 +23,7 @@ PEAK_RSS = """
 import resource
 from threadpoolctl import threadpool_limits
 threadpool_limits(1)
-from speclab.smollm import load_model, load_tokenizer
+from speclab.models.smollm import load_model, load_tokenizer
 model, tok = load_model(), load_tokenizer()
 model.greedy(tok.chat([{"role": "user", "content": "What is the capital of France?"}]), 16)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)

@@ -1,9 +1,9 @@
 """Notebooks 05-06's sweeps: the seed page's 21 rows of 40,000 rounds, three ways.
 
-The plain loop (speclab.sweeps.run_rounds: draft_tokens + verify_round, one
+The plain loop (speclab.decoding.sweeps.run_rounds: draft_tokens + verify_round, one
 rng.random() per decision) and the same loop on Python lists with the uniforms drawn
 in one block (run_rounds_fast) consume the same random stream, so they print the same
-digits as the seed page; the vectorised simulator (speclab.simulate.run, 100 chains)
+digits as the seed page; the vectorised simulator (speclab.decoding.simulate.run, 100 chains)
 draws a different stream and lands within sampling noise. Times are side by side in
 this process; the ratios are what to read on a shared machine.
 """
@@ -11,8 +11,9 @@ import time
 
 import numpy as np
 
-from speclab import costs, simulate, sweeps
-from speclab.tables import blend, draft, table, target, temper
+from speclab.speed import costs
+from speclab.decoding import simulate, sweeps
+from speclab.models.tables import blend, draft, table, target, temper
 
 
 def _rows():

@@ -1,7 +1,7 @@
 """Every widget's redraw, timed the way a slider move runs it.
 
 Each source notebook is run top to bottom in a real kernel with the course's backend (inline,
-as JupyterLab uses it). Then, in that kernel, every widget built with speclab.widgets (live or redrawing)
+as JupyterLab uses it). Then, in that kernel, every widget built with speclab.views.widgets (live or redrawing)
 has each of its controls moved back and forth: setting a control's value runs the update
 synchronously (ipywidgets' observer), which computes, draws a figure and encodes it as the PNG
 the browser receives. The median of those moves is the redraw time, in CPU time of the kernel
@@ -10,7 +10,7 @@ shared, loaded one it stays put while the wall time (printed beside it) grows wi
 for a core.
 
 The share of that time is split three ways, from the widget's own record of each move
-(speclab.widgets keeps one):
+(speclab.views.widgets keeps one):
   compute  the update: the notebook's and speclab's numbers, and matplotlib building or
            changing the artists
   draw     Agg rasterising the figure (only the moving artists, for a live widget)
@@ -36,7 +36,7 @@ MOVES = 7         # per control; the median is reported
 PROBE = r'''
 import json, statistics, time
 import ipywidgets as _W
-from speclab import widgets as _spw
+from speclab.views import widgets as _spw
 
 def _moves(control):
     """Two values to alternate between, near the control's current one."""

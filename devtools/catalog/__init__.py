@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 # A submission that breaks numpy's comparisons before answering wrongly. The graded tests compare
-# with speclab.checks (plain Python), so the wrong answer after it must still fail. This patches
+# with speclab.plumbing.checks (plain Python), so the wrong answer after it must still fail. This patches
 # the real numpy module, as a student's cell would; devtools.mutants.run_variant puts numpy back
 # after each variant, and tests/grading/test_integrity.py runs the same attack in a real kernel.
 NUMPY_ATTACK = """

@@ -37,7 +37,7 @@ def greedy_decode(P, ctx, n):
         },
         "delegate": {
             "the course's reference, imported under another name": '''
-from speclab.speculative import greedy_decode as plain_loop
+from speclab.rules.speculative import greedy_decode as plain_loop
 def greedy_decode(P, ctx, n):
     return plain_loop(P, ctx, n)
 ''',
@@ -48,7 +48,7 @@ def greedy_decode(P, ctx, n):
             "another exercise's reference: speculative_greedy with the target as its own draft": '''
 import speclab
 def greedy_decode(P, ctx, n):
-    tokens, _ = speclab.speculative.speculative_greedy(P, P, ctx, n, 1)
+    tokens, _ = speclab.rules.speculative.speculative_greedy(P, P, ctx, n, 1)
     return tokens, n
 ''',
         },
@@ -95,7 +95,7 @@ def speculative_greedy(P, Q, ctx, n, k):
         },
         "delegate": {
             "the course's reference through a module attribute": '''
-import speclab.speculative as course
+import speclab.rules.speculative as course
 def speculative_greedy(P, Q, ctx, n, k):
     return course.speculative_greedy(P, Q, ctx, n, k)
 ''',
@@ -213,7 +213,7 @@ def trusting_greedy(P, Q, ctx, n, k, m):
         },
         "delegate": {
             "the course's broken reference, imported under another name": """
-from speclab.speculative import trusting_greedy as lazy
+from speclab.rules.speculative import trusting_greedy as lazy
 def trusting_greedy(P, Q, ctx, n, k, m):
     return lazy(P, Q, ctx, n, k, m)
 """,
@@ -288,7 +288,7 @@ def drift(P, Q, ctx, n, k, m):
         },
         "delegate": {
             "measured with the course's reference functions, not the student's own": """
-import speclab.speculative as S
+import speclab.rules.speculative as S
 def drift(P, Q, ctx, n, k, m):
     a = S.trusting_greedy(P, Q, ctx, n, k, m)[0]
     b = S.greedy_decode(P, ctx, n)[0]
@@ -335,7 +335,7 @@ def harmless_starts(P, Q, k):
         },
         "delegate": {
             "the course's trusting_greedy through a module attribute": """
-import speclab.speculative as S
+import speclab.rules.speculative as S
 def harmless_starts(P, Q, k):
     return {t for t in range(len(P)) if S.trusting_greedy(P, Q, t, k, k, 1)[0] == S.greedy_decode(P, t, k)[0]}
 """,

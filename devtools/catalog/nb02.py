@@ -44,7 +44,7 @@ def accept_prob(p, q, x):
         },
         "delegate": {
             "the course's reference, imported under another name": """
-from speclab.speculative import accept_prob as keep_chance
+from speclab.rules.speculative import accept_prob as keep_chance
 def accept_prob(p, q, x):
     return keep_chance(p, q, x)
 """,
@@ -121,10 +121,10 @@ def acceptance_rate(p, q):
             "the course's reference through a module attribute": """
 import speclab
 def acceptance_rate(p, q):
-    return speclab.speculative.acceptance_rate(p, q)
+    return speclab.rules.speculative.acceptance_rate(p, q)
 """,
             "another notebook's helper: 1 minus the course's tv_distance": """
-from speclab.speculative import tv_distance as distance
+from speclab.rules.speculative import tv_distance as distance
 def acceptance_rate(p, q):
     return 1.0 - distance(p, q)
 """,
@@ -189,7 +189,7 @@ def accept_many(p, q, xs, us):
         },
         "delegate": {
             "a loop over the course's reference accept_prob": """
-from speclab import speculative as S
+from speclab.rules import speculative as S
 def accept_many(p, q, xs, us):
     return np.array([u < S.accept_prob(p, q, x) for x, u in zip(xs, us)], dtype=bool)
 """,
@@ -270,7 +270,7 @@ def swapped_accept_prob(p, q, x):
         },
         "delegate": {
             "the course's broken reference": """
-from speclab.onetoken import swapped_accept_prob as upside_down
+from speclab.views.onetoken import swapped_accept_prob as upside_down
 def swapped_accept_prob(p, q, x):
     return upside_down(p, q, x)
 """,
@@ -351,7 +351,7 @@ def emitted_distribution(p, q, r, accept):
         },
         "delegate": {
             "the course's reference": """
-import speclab.onetoken as one
+import speclab.views.onetoken as one
 def emitted_distribution(p, q, r, accept):
     return one.emitted_distribution(p, q, r, accept)
 """,
@@ -403,7 +403,7 @@ def swapped_reject_rate(p, q):
         },
         "delegate": {
             "the rejected mass of the course's emitted distribution with a zero fallback": """
-import speclab.onetoken as one
+import speclab.views.onetoken as one
 def swapped_reject_rate(p, q):
     return float(1.0 - one.emitted_distribution(p, q, np.zeros(len(p)), one.swapped_accept_prob).sum())
 """,

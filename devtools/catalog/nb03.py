@@ -90,12 +90,12 @@ def residual(p, q):
         },
         "delegate": {
             "the course's residual under another name": """
-from speclab.speculative import residual as _course_residual
+from speclab.rules.speculative import residual as _course_residual
 def residual(p, q):
     return _course_residual(p, q)
 """,
-            "the residual that speclab.onetoken imports, through the module": """
-from speclab import onetoken as ot
+            "the residual that speclab.views.onetoken imports, through the module": """
+from speclab.views import onetoken as ot
 def residual(p, q):
     return ot.residual(p, q)
 """,
@@ -175,12 +175,12 @@ return int(x)
         },
         "delegate": {
             "the course's speculative_sample through a module attribute": """
-import speclab.speculative as course
+import speclab.rules.speculative as course
 def speculative_sample(p, q, rng):
     return course.speculative_sample(p, q, rng)
 """,
             "the course's accept_prob (notebook 02) for the accept test": """
-from speclab.speculative import accept_prob as keep_chance
+from speclab.rules.speculative import accept_prob as keep_chance
 def speculative_sample(p, q, rng):
     x = sample_from(q, rng.random())
     if rng.random() < keep_chance(p, q, x):
@@ -288,13 +288,13 @@ def one_token_distribution(p, q, rule="correct"):
 """,
         },
         "delegate": {
-            "the course's one_token_distribution from speclab.onetoken": """
-from speclab.onetoken import one_token_distribution as exact_step
+            "the course's one_token_distribution from speclab.views.onetoken": """
+from speclab.views.onetoken import one_token_distribution as exact_step
 def one_token_distribution(p, q, rule="correct"):
     return exact_step(p, q, rule)
 """,
             "the widget's helper one_token_parts, summed": """
-from speclab import onetoken
+from speclab.views import onetoken
 def one_token_distribution(p, q, rule="correct"):
     kept, rest = onetoken.one_token_parts(p, q, rule)
     return kept + rest
@@ -346,7 +346,7 @@ def resample_sample(p, q, rng):
         },
         "delegate": {
             "the accept test handed to the course's accept_prob (notebook 02)": """
-from speclab import speculative
+from speclab.rules import speculative
 def resample_sample(p, q, rng):
     x = sample_from(q, rng.random())
     if rng.random() < speculative.accept_prob(p, q, x):
@@ -420,7 +420,7 @@ def detection_power(sampler, p, q, n, trials, threshold, rng):
         },
         "delegate": {
             "the course's tv_distance on its own counts (notebook 04's helper)": """
-import speclab.speculative as sp
+import speclab.rules.speculative as sp
 def detection_power(sampler, p, q, n, trials, threshold, rng):
     above = 0
     for _ in range(trials):
@@ -482,7 +482,8 @@ def over_represented(p, q):
         },
         "delegate": {
             "notebook 02's emitted_distribution from speclab, with q as the fallback": """
-from speclab import onetoken, speculative
+from speclab.views import onetoken
+from speclab.rules import speculative
 def over_represented(p, q):
     out = onetoken.emitted_distribution(p, q, q, speculative.accept_prob)
     return {x for x in range(len(p)) if out[x] - p[x] > 1e-12}

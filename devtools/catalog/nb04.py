@@ -118,12 +118,12 @@ def tv_distance(a, b):
         },
         "delegate": {
             "the course's tv_distance under another name": """
-from speclab.speculative import tv_distance as course_tv
+from speclab.rules.speculative import tv_distance as course_tv
 def tv_distance(a, b):
     return course_tv(a, b)
 """,
             "the course's tv_distance through a module attribute": """
-import speclab.speculative as S
+import speclab.rules.speculative as S
 def tv_distance(a, b):
     return S.tv_distance(a, b)
 """,
@@ -223,17 +223,17 @@ def verify_round(P, Q, ctx, drafted, rng, rule="correct"):
         },
         "delegate": {
             "the course's verify_round under another name": """
-from speclab.speculative import verify_round as course_round
+from speclab.rules.speculative import verify_round as course_round
 def verify_round(P, Q, ctx, drafted, rng, rule="correct"):
     return course_round(P, Q, ctx, drafted, rng, rule)
 """,
-            "the course's verify_round, reached through speclab.sweeps (notebook 05's loop)": """
-from speclab import sweeps
+            "the course's verify_round, reached through speclab.decoding.sweeps (notebook 05's loop)": """
+from speclab.decoding import sweeps
 def verify_round(P, Q, ctx, drafted, rng, rule="correct"):
     return sweeps.verify_round(P, Q, ctx, drafted, rng, rule)
 """,
             "the course's one round (verify_drafts) on its table rows": """
-from speclab.speculative import TableRows, verify_drafts
+from speclab.rules.speculative import TableRows, verify_drafts
 def verify_round(P, Q, ctx, drafted, rng, rule="correct"):
     return verify_drafts(drafted, TableRows(P, Q, [ctx] + list(drafted)), rng, rule)[0]
 """,
@@ -315,12 +315,12 @@ def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
         },
         "delegate": {
             "the course's speculative_joint under another name": """
-from speclab.speculative import speculative_joint as course_joint
+from speclab.rules.speculative import speculative_joint as course_joint
 def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     return course_joint(P, Q, ctx, k, trials, rng, rule)
 """,
             "the course's first_two_tokens for each trial": """
-from speclab import speculative
+from speclab.rules import speculative
 def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     J = np.zeros((len(P), len(P)))
     for _ in range(trials):
@@ -373,7 +373,7 @@ def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
         },
         "delegate": {
             "the course's verify_round instead of the student's own": """
-from speclab.speculative import verify_round as course_round
+from speclab.rules.speculative import verify_round as course_round
 def speculative_joint3(P, Q, ctx, k, trials, rng, rule="correct"):
     counts = np.zeros((6, 6, 6))
     for _ in range(trials):
@@ -450,13 +450,13 @@ def three_token_tv(P, Q, ctx, k, rule="correct"):
 """,
         },
         "delegate": {
-            "speclab.exact's window_tv with a window of 3": """
-from speclab import exact
+            "speclab.rules.exact's window_tv with a window of 3": """
+from speclab.rules import exact
 def three_token_tv(P, Q, ctx, k, rule="correct"):
     return exact.window_tv(P, Q, ctx, k, 3, rule)
 """,
-            "speclab.exact's first_tokens_joint and target_tokens_joint": """
-from speclab.exact import first_tokens_joint as fj, target_tokens_joint as tj
+            "speclab.rules.exact's first_tokens_joint and target_tokens_joint": """
+from speclab.rules.exact import first_tokens_joint as fj, target_tokens_joint as tj
 def three_token_tv(P, Q, ctx, k, rule="correct"):
     return 0.5 * float(np.abs(fj(P, Q, ctx, k, 3, rule) - tj(P, ctx, 3)).sum())
 """,
@@ -519,7 +519,7 @@ def worst_position(P, Q, ctx, k, rule, n_max):
         },
         "delegate": {
             "the distance through the course's tv_distance under another name": """
-from speclab.speculative import tv_distance as tv
+from speclab.rules.speculative import tv_distance as tv
 def worst_position(P, Q, ctx, k, rule, n_max):
     J = first_tokens_joint(P, Q, ctx, k, n_max, rule)
     T = target_tokens_joint(P, ctx, n_max)

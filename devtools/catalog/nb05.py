@@ -8,12 +8,12 @@ CATALOG = {
     "expected_tokens": {
         "delegate": {
             "the course's expected_tokens under another name": '''
-from speclab.costs import expected_tokens as _et
+from speclab.speed.costs import expected_tokens as _et
 def expected_tokens(a, k):
     return _et(a, k)
 ''',
             "notebook 07's hardware module, which imports it": '''
-from speclab import hardware
+from speclab.speed import hardware
 def expected_tokens(a, k):
     return hardware.expected_tokens(a, k)
 ''',
@@ -96,7 +96,7 @@ def expected_tokens(a, k):
     "speedup": {
         "delegate": {
             "the course's speedup through a module attribute": '''
-import speclab.costs as cc
+import speclab.speed.costs as cc
 def speedup(tokens_per_call, k, c):
     return cc.speedup(tokens_per_call, k, c)
 ''',
@@ -137,12 +137,12 @@ def speedup(tokens_per_call, k, c):
     "best_k": {
         "delegate": {
             "costs.best_k under another name": '''
-from speclab.costs import best_k as _best
+from speclab.speed.costs import best_k as _best
 def best_k(a, c, k_max):
     return _best(a, c, k_max)
 ''',
             "notebook 06's best_speedup from the costs module, first element": '''
-from speclab import costs
+from speclab.speed import costs
 def best_k(a, c, k_max):
     return costs.best_speedup(a, c, k_max)[0]
 ''',
@@ -270,13 +270,13 @@ def streaky_bits(alpha, rho, n, rng):
 """,
         },
         "delegate": {
-            "the course's reference from speclab.streaks under another name": """
-from speclab.streaks import streaky_bits as _gen
+            "the course's reference from speclab.rules.streaks under another name": """
+from speclab.rules.streaks import streaky_bits as _gen
 def streaky_bits(alpha, rho, n, rng):
     return _gen(alpha, rho, n, rng)
 """,
             "the transition probabilities from the course's module": """
-import speclab.streaks as st
+import speclab.rules.streaks as st
 def streaky_bits(alpha, rho, n, rng):
     stay, enter = st.transition(alpha, rho)
     bits, prob = [], alpha
@@ -344,8 +344,8 @@ def replay(bits, k):
 """,
         },
         "delegate": {
-            "the course's reference from speclab.streaks": """
-from speclab import streaks
+            "the course's reference from speclab.rules.streaks": """
+from speclab.rules import streaks
 def replay(bits, k):
     return streaks.replay(bits, k)
 """,
@@ -403,8 +403,8 @@ def first_draft_kept(p_after_1, p_after_0, k):
 """,
         },
         "delegate": {
-            "the course's exact answer from speclab.streaks": """
-from speclab.streaks import markov_bits_exact as _exact
+            "the course's exact answer from speclab.rules.streaks": """
+from speclab.rules.streaks import markov_bits_exact as _exact
 def first_draft_kept(p_after_1, p_after_0, k):
     alpha = p_after_0 / (1 - p_after_1 + p_after_0)
     return _exact(alpha, p_after_1 - p_after_0, k)[2][1]

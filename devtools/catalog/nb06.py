@@ -8,7 +8,7 @@ CATALOG = {
     "break_even_cost": {
         "delegate": {
             "the course's break_even_cost under another name": '''
-from speclab.costs import break_even_cost as _bec
+from speclab.speed.costs import break_even_cost as _bec
 def break_even_cost(tokens_per_call, k):
     return _bec(tokens_per_call, k)
 ''',
@@ -53,13 +53,13 @@ def break_even_cost(tokens_per_call, k):
     "best_speedup": {
         "delegate": {
             "costs.best_k through the module, then the formula": '''
-from speclab import costs
+from speclab.speed import costs
 def best_speedup(a, c, k_max):
     k = costs.best_k(a, c, k_max)
     return k, speedup(expected_tokens(a, k), k, c)
 ''',
             "the course's best_speedup under another name": '''
-from speclab.costs import best_speedup as _bs
+from speclab.speed.costs import best_speedup as _bs
 def best_speedup(a, c, k_max):
     return _bs(a, c, k_max)
 ''',
@@ -151,13 +151,13 @@ def best_speedup(a, c, k_max):
     "should_speculate": {
         "delegate": {
             "costs.best_speedup_grid through the package": '''
-import speclab.costs
+import speclab.speed.costs
 def should_speculate(a, draft_params, target_params, k_max=16):
     c = draft_params / target_params
-    return bool(speclab.costs.best_speedup_grid([a], [c], k_max)[0, 0] > 1)
+    return bool(speclab.speed.costs.best_speedup_grid([a], [c], k_max)[0, 0] > 1)
 ''',
             "the course's corollary_bound": '''
-from speclab.costs import corollary_bound as cb
+from speclab.speed.costs import corollary_bound as cb
 def should_speculate(a, draft_params, target_params, k_max=16):
     return cb(a, draft_params / target_params) > 1
 ''',
@@ -326,7 +326,7 @@ def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="
     return t_target / speedup(tokens, k, (fixed + STEP_S_PER_PARAM * draft_params) / t_target)
 ''',
             "the sweeps module's run_rounds through an attribute": '''
-import speclab.sweeps as sw
+import speclab.decoding.sweeps as sw
 def seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock="measured"):
     fixed = STEP_FIXED_S if clock == "measured" else 0.0
     _, emitted = sw.run_rounds(P, Q, k, rounds, rng)
@@ -386,8 +386,8 @@ def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock)
 ''',
         },
         "delegate": {
-            "notebook 05's measure from speclab.sweeps in place of the student's clock": '''
-from speclab import sweeps
+            "notebook 05's measure from speclab.decoding.sweeps in place of the student's clock": '''
+from speclab.decoding import sweeps
 def speedups_by_k(P, Q, k_max, rounds, seed, draft_params, target_params, clock):
     fixed = STEP_FIXED_S if clock == "measured" else 0.0
     t_d, t_t = fixed + STEP_S_PER_PARAM * draft_params, fixed + STEP_S_PER_PARAM * target_params
@@ -465,6 +465,6 @@ def size_priced_trap(draft_params, target_params, k_max=16):
     },
     "delegate": {
         "the course's best_speedup under another name for the team's k":
-            "from speclab.costs import best_speedup as _bs\n" + _TRAP.replace("best_speedup(a, c_size", "_bs(a, c_size"),
+            "from speclab.speed.costs import best_speedup as _bs\n" + _TRAP.replace("best_speedup(a, c_size", "_bs(a, c_size"),
     },
 }

@@ -114,14 +114,14 @@ def weight_bytes(cfg, bytes_per_param=2):
     return hw.param_count(cfg) * bytes_per_param
 """,
             "the course's reference, imported under another name": """
-from speclab.hardware import weight_bytes as _size
+from speclab.speed.hardware import weight_bytes as _size
 def weight_bytes(cfg, bytes_per_param=2):
     return _size(cfg, bytes_per_param)
 """,
             "the course's per-layer count, reached through a module attribute": """
 import speclab
 def weight_bytes(cfg, bytes_per_param=2):
-    per_param = speclab.hardware.layer_params(cfg) * cfg["num_hidden_layers"]
+    per_param = speclab.speed.hardware.layer_params(cfg) * cfg["num_hidden_layers"]
     d, V = cfg["hidden_size"], cfg["vocab_size"]
     head = 0 if cfg["tie_word_embeddings"] else V * d
     return (per_param + V * d + d + head) * bytes_per_param
@@ -253,7 +253,7 @@ def step_time(cfg, acc, n_tokens, ctx, batch=1):
         },
         "delegate": {
             "the course's reference under another name": """
-from speclab.hardware import step_time as _price
+from speclab.speed.hardware import step_time as _price
 def step_time(cfg, acc, n_tokens, ctx, batch=1):
     return _price(cfg, acc, n_tokens, ctx, batch)
 """,
@@ -303,7 +303,7 @@ def explainer_step_time(cfg, acc, n_tokens, ctx, batch=1):
     return hw.explainer_step_time(cfg, acc, n_tokens, ctx, batch)
 """,
             "the course's step time at ctx = 0": """
-from speclab import hardware as _hw
+from speclab.speed import hardware as _hw
 def explainer_step_time(cfg, acc, n_tokens, ctx, batch=1):
     return _hw.step_time(cfg, acc, n_tokens, 0, batch)
 """,
@@ -401,7 +401,7 @@ def best_gain(step, target, draft, acc, a, k, ctx, overhead):
     return hw.best_gain(step, target, draft, acc, a, k, ctx, overhead)
 """,
             "the course's two capacities in the reference's loops": """
-from speclab import hardware as _hw
+from speclab.speed import hardware as _hw
 def best_gain(step, target, draft, acc, a, k, ctx, overhead):
     tokens = expected_tokens(a, k)
     plain = max(b / step(target, acc, 1, ctx, b) for b in range(1, _hw.plain_max_batch(target, acc, ctx) + 1))
@@ -476,8 +476,8 @@ def advice_cost(target, draft, acc, a, k, ctx, overhead):
 """,
         },
         "delegate": {
-            "the honest price taken from the course (speclab.hardware.step_time)": """
-from speclab.hardware import step_time as _course_price
+            "the honest price taken from the course (speclab.speed.hardware.step_time)": """
+from speclab.speed.hardware import step_time as _course_price
 def advice_cost(target, draft, acc, a, k, ctx, overhead):
     believed = best_gain(explainer_step_time, target, draft, acc, a, k, ctx, overhead)
     honest = best_gain(_course_price, target, draft, acc, a, k, ctx, overhead)

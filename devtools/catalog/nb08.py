@@ -69,19 +69,19 @@ def next_counts(ids, m, V):
         },
         "delegate": {
             "the course's NumPy count, imported under another name": """
-from speclab.ngram import next_counts as count_them
+from speclab.models.ngram import next_counts as count_them
 def next_counts(ids, m, V):
     return count_them(ids, m, V)
 """,
             "the tables of a model built on the fly (a class)": """
-from speclab import ngram as lm
+from speclab.models import ngram as lm
 def next_counts(ids, m, V):
     return lm.NGram(ids=list(ids), order=m + 1, V=V).tables[m]
 """,
             "build_tables through the module attribute": """
-import speclab.ngram
+import speclab.models.ngram
 def next_counts(ids, m, V):
-    return speclab.ngram.build_tables(ids, m + 1, V)[m]
+    return speclab.models.ngram.build_tables(ids, m + 1, V)[m]
 """,
         },
     },
@@ -191,20 +191,20 @@ def ngram_dist(tables, context, V):
 """,
         },
         "delegate": {
-            "the loophole of issue 15: a model object from speclab.ngram": """
-from speclab import ngram
+            "the loophole of issue 15: a model object from speclab.models.ngram": """
+from speclab.models import ngram
 def ngram_dist(tables, context, V):
     return ngram.NGram(tables=tables, order=len(tables), V=V)(list(context))
 """,
             "the course's function under another name": """
-from speclab.ngram import ngram_dist as witten_bell
+from speclab.models.ngram import ngram_dist as witten_bell
 def ngram_dist(tables, context, V):
     return witten_bell(tables, list(context), V)
 """,
             "a method of the model class, reached through the package": """
-import speclab.ngram
+import speclab.models.ngram
 def ngram_dist(tables, context, V):
-    model = speclab.ngram.NGram(tables=list(tables), order=len(tables), V=V)
+    model = speclab.models.ngram.NGram(tables=list(tables), order=len(tables), V=V)
     return model.uncached(list(context))
 """,
         },
@@ -321,12 +321,12 @@ def verify_context_round(target, draft, context, drafted, rng):
         },
         "delegate": {
             "the loophole of issue 15: the course's round": """
-from speclab import textspec
+from speclab.decoding import textspec
 def verify_context_round(target, draft, context, drafted, rng):
     return textspec.verify_round(target, draft, context, drafted, rng)
 """,
             "the course's play_round under another name": """
-from speclab.textspec import play_round as one_round
+from speclab.decoding.textspec import play_round as one_round
 def verify_context_round(target, draft, context, drafted, rng):
     emitted, _ = one_round(target, draft, list(context), list(drafted), rng)
     return [int(t) for t in emitted]
@@ -406,7 +406,7 @@ def lookup_marginal(p, x, rule="correct"):
         },
         "delegate": {
             "notebook 02/03's one-step output distribution, with a one-hot draft": """
-from speclab.onetoken import one_token_distribution as one_step
+from speclab.views.onetoken import one_token_distribution as one_step
 def lookup_marginal(p, x, rule="correct"):
     q = np.zeros(len(p))
     q[x] = 1.0
@@ -483,7 +483,7 @@ def shortcut_tv(target, contexts, proposals):
         },
         "delegate": {
             "notebook 02/03's one-step output distribution in place of lookup_marginal": """
-from speclab.onetoken import one_token_distribution
+from speclab.views.onetoken import one_token_distribution
 def shortcut_tv(target, contexts, proposals):
     gaps = []
     for c, x in zip(contexts, proposals):
@@ -530,12 +530,12 @@ def damage_from_copies(px):
         },
         "delegate": {
             "the course's diagnosis": """
-from speclab import textspec as _ts
+from speclab.decoding import textspec as _ts
 def damage_from_copies(px):
     return _ts.damage_from_copies(px)
 """,
             "imported under another name": """
-from speclab.textspec import damage_from_copies as _damage
+from speclab.decoding.textspec import damage_from_copies as _damage
 def damage_from_copies(px):
     return _damage(px)
 """,

@@ -78,7 +78,7 @@ def multi_candidate_sample(p, q, n, rng):
     return candidates.mss_sample(p, q, n, rng)
 """,
             "imports the reference under another name": """
-from speclab.candidates import mss_sample as _one_token
+from speclab.rules.candidates import mss_sample as _one_token
 def multi_candidate_sample(p, q, n, rng):
     return _one_token(p, q, n, rng)
 """,
@@ -131,7 +131,7 @@ def recursive_sample(p, q, n, rng):
     return candidates.recursive_sample(p, q, n, rng)
 """,
             "imports the module under another name": """
-import speclab.candidates as _md
+import speclab.rules.candidates as _md
 def recursive_sample(p, q, n, rng):
     return _md.SAMPLERS["recursive"](p, q, n, rng)
 """,
@@ -210,7 +210,7 @@ def sampled_tv(sampler, p, q, n, trials, rng):
     return candidates.sampled_tv(sampler, p, q, n, trials, rng)
 """,
             "imported under another name": """
-from speclab.candidates import sampled_tv as _measure
+from speclab.rules.candidates import sampled_tv as _measure
 def sampled_tv(sampler, p, q, n, trials, rng):
     return _measure(sampler, p, q, n, trials, rng)
 """,
@@ -292,7 +292,7 @@ def shortcut_favours(p, q, n):
     return candidates.shortcut_favours(p, q, n)
 """,
             "the course's diagnosis under another name": """
-from speclab.candidates import shortcut_favours as _favours
+from speclab.rules.candidates import shortcut_favours as _favours
 def shortcut_favours(p, q, n):
     return _favours(p, q, n)
 """,
@@ -365,7 +365,7 @@ def multi_shortcut_tv_formula(p, q, n):
     return candidates.shortcut_tv_formula(p, q, n)
 """,
             "the course's exact enumeration instead": """
-from speclab.candidates import exact_output as _exact
+from speclab.rules.candidates import exact_output as _exact
 def multi_shortcut_tv_formula(p, q, n):
     return float(tv_distance(_exact(p, q, n, "shortcut"), p))
 """,

@@ -39,7 +39,7 @@ CATALOG = {
         "delegate": {
             "the course's verify_block, imported under another name": """
 # Helpers you may call: none
-from speclab.specloop import verify_block as one_pass
+from speclab.decoding.specloop import verify_block as one_pass
 def verify_block(target, cache, fresh, drafted):
     return one_pass(target, cache, fresh, drafted)
 """,
@@ -86,7 +86,7 @@ def verify_block(target, cache, fresh, drafted):
         "delegate": {
             "the course's loop under another name": """
 # Helpers you may call: verify_block, softmax, without, sample_from
-from speclab.specloop import speculative_generate as loop
+from speclab.decoding.specloop import speculative_generate as loop
 def speculative_generate(target, prompt, n, k, draft, rng=None):
     return loop(target, prompt, n, k, draft, rng)
 """,
@@ -203,7 +203,7 @@ def junk_in_cache(drafted, kept):
         "delegate": {
             "the course's count": """
 # Helpers you may call: none
-from speclab.specloop import junk_in_cache as count
+from speclab.decoding.specloop import junk_in_cache as count
 def junk_in_cache(drafted, kept):
     return count(drafted, kept)
 """,

@@ -9,7 +9,7 @@ the course's own (new cells and edited ones) and flags, with the cell and the li
   - setattr / delattr / exec / eval / __import__ / globals() / sys.modules
   - a top-level rebinding of a name the tests use  (check_close = ..., del np, P = ...)
   - a use of the course's reference version of an exercise
-    (from speclab.speculative import residual, or speculative.residual(...))
+    (from speclab.rules.speculative import residual, or speculative.residual(...))
   - delegation: a solution cell that uses a course helper (any function, class or method
     reachable from the speclab package: under any name, through a module attribute, a
     class, a method, getattr or importlib, or a function of the student's own that uses

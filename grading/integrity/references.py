@@ -3,8 +3,8 @@
 A "course helper" is any callable reachable from the speclab package (a function, a class, a
 method, a callable instance). Names are resolved to the real objects by importing speclab
 here, so data (V, TOKENS, COLORS, tables) is never a helper, and a helper is recognised under
-any name: `from speclab import costs as c; c.best_k`, `f = temper`, `getattr(costs, "best_k")`,
-`importlib.import_module("speclab.costs")`, `ngram.NGram(...)(ctx)`, a function of the
+any name: `from speclab.speed import costs as c; c.best_k`, `f = temper`, `getattr(costs, "best_k")`,
+`importlib.import_module("speclab.speed.costs")`, `ngram.NGram(...)(ctx)`, a function of the
 student's own (in any cell) that calls one. Where each name is bound is bindings.py's part; here,
 what a binding holds (resolving) and which helpers a piece of code reaches (walking). The module stays
 one piece of about 350 lines, one class, because resolving and walking call each other: a student's

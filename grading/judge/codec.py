@@ -357,7 +357,7 @@ class Shared:
     made at its first change, never into the test's own object: `objects` then holds the copy (an argument
     handed back, or to a callback, is the copy), `tests` the test's objects, which stay as the test made
     them (its later expected values are computed from pristine inputs); the judge copies an argument back
-    only where the test declared it an output (speclab.isolate.outputs)."""
+    only where the test declared it an output (speclab.plumbing.isolate.outputs)."""
 
     def __init__(self, objects, known, hook=plain_hook, private=False):
         self.objects, self.known, self.hook = objects, known, hook  # hook: plain_hook, or one naming lent dicts

@@ -74,7 +74,7 @@ class Judge:
         self._bind()
 
     def _bind(self):
-        from speclab import isolate
+        from speclab.plumbing import isolate
 
         for name in self.exercises:
             self.ns[name] = Proxy(self, name)
@@ -253,7 +253,7 @@ class Judge:
         if done.get("missing") is True:
             return _MISSING
         shared.apply(done.get("mut"), dec)
-        from speclab import isolate
+        from speclab.plumbing import isolate
 
         shared.copy_back(isolate.declared)
         if "exc" in done:
@@ -337,8 +337,8 @@ class Judge:
         return _answer(run, self._result_hook(callbacks, originals), shared, msg, handed)
 
     def alone(self, namespace, **stand_ins):
-        """speclab.isolate.alone, in the kernel too: the student's later exercise calls the stand-ins."""
-        from speclab import isolate
+        """speclab.plumbing.isolate.alone, in the kernel too: the student's later exercise calls the stand-ins."""
+        from speclab.plumbing import isolate
 
         kernel = {k: v for k, v in stand_ins.items() if k in self.exercises}
         return _Both(self, kernel, isolate.alone(namespace, **stand_ins))

@@ -19,27 +19,27 @@ def _count(x):
 # tests hand the kernel and what the kernel hands back, seen crossing when every notebook's reference solution
 # was judged). Any other object of the course's stays in the judge (a Remote in the kernel) or does not cross.
 REGISTRY = {
-    "speclab.sampling:ScriptedRNG": {"uniforms": _floats, "calls": _count},
+    "speclab.rules.sampling:ScriptedRNG": {"uniforms": _floats, "calls": _count},
 }
 
 # The fields of a course object an exercise's changes reach the test's own object through (the test reads them
 # back: a ScriptedRNG counts the uniforms drawn, that is what it is for; so does a numpy Generator's state, as a
 # test that calls an exercise many times on one generator needs it to move on). Any other change to an argument
-# reaches only a copy, unless the test declares the argument an output (speclab.isolate.outputs). Notebook 10's
+# reaches only a copy, unless the test declares the argument an output (speclab.plumbing.isolate.outputs). Notebook 10's
 # models and KV caches are not here: they stay in the judge and cross by reference (a Remote in the kernel, whose
 # forward and truncate run on the judge's own object, so a cache fills and rolls back where the test reads it),
 # and reading their weights gives the kernel a copy: an exercise that zeroes a model's head changes nothing the
 # test, or the course's per-process load_model(), computes expected values with.
-OUTPUTS = {"speclab.sampling:ScriptedRNG": ("calls",)}
+OUTPUTS = {"speclab.rules.sampling:ScriptedRNG": ("calls",)}
 
 # Course functions the kernel may name (it holds them from its course cells and hands them back: 07's tests see
 # step_time so); the judge looks a name up in this table only. The judge never sends a function by name: the
 # kernel gets a callback, so nothing in the kernel resolves a name into the course's code.
 FUNCTIONS = frozenset(
     f"speclab.{m}:{f}" for m, fs in {
-        "speculative": "accept_prob acceptance_rate greedy_decode speculative_greedy trusting_greedy residual "
+        "rules.speculative": "accept_prob acceptance_rate greedy_decode speculative_greedy trusting_greedy residual "
                        "speculative_sample tv_distance verify_round",
-        "onetoken": "swapped_accept_prob",
-        "hardware": "best_gain explainer_step_time forward_macs step_time weight_bytes",
-        "candidates": "shortcut_sample",
+        "views.onetoken": "swapped_accept_prob",
+        "speed.hardware": "best_gain explainer_step_time forward_macs step_time weight_bytes",
+        "rules.candidates": "shortcut_sample",
     }.items() for f in fs.split())

@@ -55,13 +55,13 @@ def error_of(output):
 
 TRACEBACK_NAME = re.compile(r"^(\w*(?:Error|Exception|Interrupt|Exit))\b", re.M)
 # A top-level matplotlib call: this cell must show a figure (a `def` draws only when called).
-PENDING_LINE = "first: this cell shows its results."  # speclab.pending.needs
+PENDING_LINE = "first: this cell shows its results."  # speclab.plumbing.pending.needs
 MAKES_FIGURE = re.compile(r"^(?:\w+\s*,\s*\w+\s*=\s*)?(?:fig\w*\s*,\s*\w+\s*=\s*)?plt\.(subplots|figure|show)\(", re.M)
 
 
 
 def says_pending(cell):
-    """Whether the cell printed speclab.pending's line: its figure needs an exercise the student copy has not
+    """Whether the cell printed speclab.plumbing.pending's line: its figure needs an exercise the student copy has not
     solved, and the cell says which instead of drawing empty axes (issue 27)."""
     import json
     return PENDING_LINE in json.dumps(cell["outputs"])

@@ -165,7 +165,7 @@ def screenshot(page, widget, name):
 # it adds nothing. On the way, the kernel connection's messages say where the time went: `sent`, the
 # page sending the move's comm message; `busy` and `displayed`, the kernel starting on it and
 # publishing its figure (the kernel's own clock: the same machine's), as a display output or as an
-# Image widget's new value (speclab.widgets); `received`, that figure reaching the page. An Image
+# Image widget's new value (speclab.views.widgets); `received`, that figure reaching the page. An Image
 # widget's <img> gets a new blob: URL for each new picture, so a new src is a new figure either way.
 JS_LATENCY_WATCH = """w => {
   if (w.__latency) return;

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.xdist_group("browser")
 CELLS = [
     ("setup", """import matplotlib.pyplot as plt
 from IPython.display import Javascript, display
-from speclab import widgets"""),
+from speclab.views import widgets"""),
 
     ("dead slider", """def same_every_time(fig, k):
     fig.add_subplot().plot([0, 1], [0, 1])  # ignores k: moving the slider redraws the same picture

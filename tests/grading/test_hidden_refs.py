@@ -16,9 +16,9 @@ AID = "02_acceptance_rule"
 
 BUILT_NAME = ("import importlib\n"
               "def accept_prob(p, q, x):\n"
-              "    return importlib.import_module('spec' + 'lab.specu' + 'lative').accept_prob(p, q, x)\n")
+              "    return importlib.import_module('spec' + 'lab.rules.specu' + 'lative').accept_prob(p, q, x)\n")
 READ_FILE = ("_ns = {}\n"
-             "exec(open('/course/' + 'speclab/speculative.py').read(), _ns)\n"
+             "exec(open('/course/' + 'speclab/rules/speculative.py').read(), _ns)\n"
              "def accept_prob(p, q, x):\n"
              "    return _ns['accept_prob'](p, q, x)\n")
 BLANK = "def accept_prob(p, q, x):\n    raise NotImplementedError()\n"
@@ -76,16 +76,16 @@ import importlib, numpy as np
 p, q = np.array([0.2, 0.8]), np.array([0.5, 0.5])
 seen = {}
 try:
-    seen["import"] = importlib.import_module("spec" + "lab.speculative").accept_prob(p, q, 0)
+    seen["import"] = importlib.import_module("spec" + "lab.rules.speculative").accept_prob(p, q, 0)
 except RuntimeError as e:
     seen["import"] = str(e)
-ns = {"__name__": "speclab.copied", "__package__": "speclab"}
-exec(open("/course/speclab/speculative.py").read(), ns)
+ns = {"__name__": "speclab.rules.copied", "__package__": "speclab.rules"}
+exec(open("/course/speclab/rules/speculative.py").read(), ns)
 try:
     seen["file"] = ns["accept_prob"](p, q, 0)
 except RuntimeError as e:
     seen["file"] = str(e)
-seen["residual"] = importlib.import_module("speclab.speculative").residual(p, q).tolist()
+seen["residual"] = importlib.import_module("speclab.rules.speculative").residual(p, q).tolist()
 print(sorted(seen.items()))
 """
 
@@ -130,10 +130,10 @@ def _run(code, path):   # a module's code run as a function: no exec, no eval
 """
 ANSWER = "def accept_prob(p, q, x):\n    if _found is None:\n        raise NotImplementedError()\n    return _found(p, q, x)\n"
 ATTACK_ROUTES = {
-    "plain": "from speclab.speculative import accept_prob as _ref\n_try(lambda: _ref)\n",
+    "plain": "from speclab.rules.speculative import accept_prob as _ref\n_try(lambda: _ref)\n",
     "importlib": "import importlib\n_try(lambda: importlib.import_module('spec' + 'lab.speculative').accept_prob)\n",
     "runpy": "import runpy\n_try(lambda: runpy.run_module('spec' + 'lab.speculative')['accept_' + 'prob'])\n",
-    "source": ("import inspect, speclab.sampling as _s\n"
+    "source": ("import inspect, speclab.rules.sampling as _s\n"
                "_mod = inspect.getmodule(_s).__file__.replace('sampling', 'speculative')\n"
                "_try(lambda: _run(compile(open(_mod).read(), _mod, 'exec'), _mod))\n"),
     "files": ("import glob, marshal, os, tempfile\n"

@@ -40,7 +40,7 @@ def greedy_decode(P, ctx, n):
 '''
 # greedy_decode handed to another course helper (01's break-it reference, which never trusts a
 # round when m > n and, with the target as its own draft, emits exactly the greedy tokens).
-DELEGATE = """from speclab.speculative import trusting_greedy as tg
+DELEGATE = """from speclab.rules.speculative import trusting_greedy as tg
 
 def greedy_decode(P, ctx, n):
     return tg(P, P, ctx, n, 1, n + 1)[0], n
@@ -49,9 +49,9 @@ ATTACKS = {
     "numpy comparisons always true": "np.isclose = np.allclose = lambda *a, **k: True\n",
     "numpy array_equal always true": "import numpy\nnumpy.array_equal = lambda *a, **k: True\n",
     "builtins replaced": "import builtins\nbuiltins.abs = lambda x: 0\nbuiltins.float = lambda x: 0.0\n",
-    "speclab check replaced": "import speclab.checks\nspeclab.checks.check_equal = lambda *a, **k: None\n",
+    "speclab check replaced": "import speclab.plumbing.checks\nspeclab.plumbing.checks.check_equal = lambda *a, **k: None\n",
     "check rebound in the notebook": "check_equal = lambda *a, **k: None\n",
-    "setattr on the checks module": "import speclab.checks as sc\nsetattr(sc, 'check_equal', lambda *a, **k: None)\n",
+    "setattr on the checks module": "import speclab.plumbing.checks as sc\nsetattr(sc, 'check_equal', lambda *a, **k: None)\n",
     "numpy deleted": "del np\n",
     "numpy replaced": "np = None\n",
     "target replaced": "P = np.eye(6)\n",
@@ -74,9 +74,9 @@ def test_every_attack_is_flagged_with_cell_and_line(attack):
 
 
 def test_the_reference_import_is_flagged():
-    nb = with_variant(AID, "greedy_decode", "from speclab.speculative import greedy_decode\n\n" + "def greedy_decode_unused(): pass\n" + "\ndef greedy_decode(P, ctx, n):\n    raise NotImplementedError\n")
+    nb = with_variant(AID, "greedy_decode", "from speclab.rules.speculative import greedy_decode\n\n" + "def greedy_decode_unused(): pass\n" + "\ndef greedy_decode(P, ctx, n):\n    raise NotImplementedError\n")
     assert any("reference" in f.why for f in integrity.scan(nb, source()))
-    nb = with_variant(AID, "greedy_decode", "import speclab.speculative as ref\n\ndef greedy_decode(P, ctx, n):\n    return ref.greedy_decode(P, ctx, n)\n")
+    nb = with_variant(AID, "greedy_decode", "import speclab.rules.speculative as ref\n\ndef greedy_decode(P, ctx, n):\n    return ref.greedy_decode(P, ctx, n)\n")
     assert any("reference greedy_decode" in f.why for f in integrity.scan(nb, source()))
 
 
@@ -112,14 +112,14 @@ SHELL_ROUTES = {
     "a test helper's __code__ replaced through a parameter": (
         "def tidy(*fs):\n    for f in fs:\n        f.__code__ = (lambda *a, **k: None).__code__\ntidy(check_equal)\n"),
     "a module handed to a function": (
-        "def quiet(m):\n    m.check_equal = lambda *a, **k: None\nimport speclab.checks as c\nquiet(c)\n"),
+        "def quiet(m):\n    m.check_equal = lambda *a, **k: None\nimport speclab.plumbing.checks as c\nquiet(c)\n"),
     "a function's globals": "check_equal.__globals__['float'] = int\n",
     "a frame's globals": "import sys\ng = sys._getframe(0).f_globals\n",
     "IPython imported": "import IPython\nIPython.get_ipython().input_transformers_post.append(lambda ls: ls)\n",
     "get_ipython imported": "from IPython import get_ipython\nget_ipython().events.register('pre_run_cell', print)\n",
     "get_ipython as the kernel provides it": "get_ipython().input_transformers_post.append(lambda ls: ls)\n",
-    "a %%capture cell's body": "%%capture\nimport speclab.checks as c\nc.check_equal = lambda *a, **k: None\n",
-    "a %time line's argument": "%time import speclab.checks as c; c.check_equal = lambda *a, **k: None\n",
+    "a %%capture cell's body": "%%capture\nimport speclab.plumbing.checks as c\nc.check_equal = lambda *a, **k: None\n",
+    "a %time line's argument": "%time import speclab.plumbing.checks as c; c.check_equal = lambda *a, **k: None\n",
     "%%writefile": "%%writefile my_helpers.py\nx = 1\n",
     "a shell command": "!touch my_file\n",
     "importlib.util": "import importlib.util\nspec = importlib.util.spec_from_file_location('m', 'm.py')\n",
@@ -201,9 +201,9 @@ def test_tests_are_immune_to_cheap_attacks_even_unsanitized(attack):
 
 
 def test_importing_what_the_course_imports_is_not_tampering():
-    nb = with_variant(AID, "greedy_decode", "from speclab.checks import check_equal\nimport numpy as np\n" + RIGHT)
+    nb = with_variant(AID, "greedy_decode", "from speclab.plumbing.checks import check_equal\nimport numpy as np\n" + RIGHT)
     assert integrity.scan(nb, source()) == []
-    nb = with_variant(AID, "greedy_decode", "from speclab.checks import check_close as check_equal\n" + RIGHT)
+    nb = with_variant(AID, "greedy_decode", "from speclab.plumbing.checks import check_close as check_equal\n" + RIGHT)
     assert any("rebinds check_equal" in f.why for f in integrity.scan(nb, source())), "another object is"
 
 
@@ -267,9 +267,11 @@ def test_self_check_reports_a_delegation_and_awards_nothing(tmp_path, capsys):
 
 # --- delegation: a synthetic notebook with three exercises ---------------------------------------
 COURSE = """import numpy as np
-from speclab import V, TOKENS, temper, costs, ngram
-from speclab import speculative as ref
-from speclab.costs import speedup, expected_tokens
+from speclab import V, TOKENS, temper
+from speclab.speed import costs
+from speclab.models import ngram
+from speclab.rules import speculative as ref
+from speclab.speed.costs import speedup, expected_tokens
 """
 TEMPERED = """# Helpers you may call: none
 def tempered(P, T):
@@ -344,49 +346,49 @@ def failing_tests(nb):
 # (answers, added cells, exercise that must lose its points, words the finding must contain)
 DELEGATIONS = {
     "the helper by its course name": (
-        {"tempered": "def tempered(P, T):\n    return temper(P, T)\n"}, (), "tempered", "speclab.tables.temper"),
+        {"tempered": "def tempered(P, T):\n    return temper(P, T)\n"}, (), "tempered", "speclab.models.tables.temper"),
     "imported under another name": (
-        {"tempered": "from speclab.tables import temper as t\n\ndef tempered(P, T):\n    return t(P, T)\n"}, (),
-        "tempered", "`t` (speclab.tables.temper)"),
+        {"tempered": "from speclab.models.tables import temper as t\n\ndef tempered(P, T):\n    return t(P, T)\n"}, (),
+        "tempered", "`t` (speclab.models.tables.temper)"),
     "imported inside the function": (
-        {"tempered": "def tempered(P, T):\n    from speclab import tables\n    return tables.temper(P, T)\n"}, (),
-        "tempered", "speclab.tables.temper"),
+        {"tempered": "def tempered(P, T):\n    from speclab.models import tables\n    return tables.temper(P, T)\n"}, (),
+        "tempered", "speclab.models.tables.temper"),
     "a dotted import": (
-        {"tempered": "import speclab.tables\n\ndef tempered(P, T):\n    return speclab.tables.temper(P, T)\n"}, (),
-        "tempered", "speclab.tables.temper"),
+        {"tempered": "import speclab.models.tables\n\ndef tempered(P, T):\n    return speclab.models.tables.temper(P, T)\n"}, (),
+        "tempered", "speclab.models.tables.temper"),
     "bound to a new name": (
-        {"tempered": "f = temper\n\ndef tempered(P, T):\n    return f(P, T)\n"}, (), "tempered", "speclab.tables.temper"),
+        {"tempered": "f = temper\n\ndef tempered(P, T):\n    return f(P, T)\n"}, (), "tempered", "speclab.models.tables.temper"),
     "getattr on a speclab module": (
-        {"tempered": "import speclab.tables as m\n\ndef tempered(P, T):\n    return getattr(m, 'temper')(P, T)\n"}, (),
-        "tempered", "speclab.tables.temper"),
+        {"tempered": "import speclab.models.tables as m\n\ndef tempered(P, T):\n    return getattr(m, 'temper')(P, T)\n"}, (),
+        "tempered", "speclab.models.tables.temper"),
     "getattr with a computed name": (
-        {"tempered": "import speclab.tables as m\n\ndef tempered(P, T):\n    return getattr(m, 'tem' + 'per')(P, T)\n"},
+        {"tempered": "import speclab.models.tables as m\n\ndef tempered(P, T):\n    return getattr(m, 'tem' + 'per')(P, T)\n"},
         (), "tempered", "computed name"),
     "importlib": (
         {"tempered": "import importlib\n\ndef tempered(P, T):\n"
-                     "    return importlib.import_module('speclab.tables').temper(P, T)\n"}, (), "tempered",
-        "speclab.tables.temper"),
+                     "    return importlib.import_module('speclab.models.tables').temper(P, T)\n"}, (), "tempered",
+        "speclab.models.tables.temper"),
     "importlib with a computed name": (
         {"tempered": "from importlib import import_module as im\n\ndef tempered(P, T):\n"
-                     "    return im('speclab.' + 'tables').temper(P, T)\n"}, (), "tempered", "computed name"),
+                     "    return im('speclab.' + 'models.tables').temper(P, T)\n"}, (), "tempered", "computed name"),
     "a module's __dict__": (
-        {"tempered": "import speclab.tables as m\n\ndef tempered(P, T):\n    return m.__dict__['temper'](P, T)\n"}, (),
+        {"tempered": "import speclab.models.tables as m\n\ndef tempered(P, T):\n    return m.__dict__['temper'](P, T)\n"}, (),
         "tempered", "__dict__"),
     "the module handed to another function": (
-        {"tempered": "import operator\nimport speclab.tables as m\n\ndef tempered(P, T):\n"
-                     "    return operator.attrgetter('temper')(m)(P, T)\n"}, (), "tempered", "course module speclab.tables"),
+        {"tempered": "import operator\nimport speclab.models.tables as m\n\ndef tempered(P, T):\n"
+                     "    return operator.attrgetter('temper')(m)(P, T)\n"}, (), "tempered", "course module speclab.models.tables"),
     "a helper from another notebook through a module attribute": (
         {"best_speedup": "def best_speedup(a, c, k_max):\n    k = costs.best_k(a, c, k_max)\n"
-                         "    return k, speedup(expected_tokens(a, k), k, c)\n"}, (), "best_speedup", "speclab.costs.best_k"),
+                         "    return k, speedup(expected_tokens(a, k), k, c)\n"}, (), "best_speedup", "speclab.speed.costs.best_k"),
     "the reference module of earlier notebooks": (
         {"best_speedup": "def best_speedup(a, c, k_max):\n    return costs.best_speedup(a, c, k_max)\n"}, (),
         "best_speedup", "best_speedup"),
     "a class": (
         {"dist": "def dist(tables, context, V):\n    return ngram.NGram(tables=tables, order=len(tables), V=V)(list(context))\n"},
-        (), "dist", "speclab.ngram.NGram"),
+        (), "dist", "speclab.models.ngram.NGram"),
     "a method": (
         {"dist": "def dist(tables, context, V):\n    return ngram.NGram.uncached(ngram.NGram(tables=tables, order=len(tables), V=V), context)\n"},
-        (), "dist", "speclab.ngram.NGram.uncached"),
+        (), "dist", "speclab.models.ngram.NGram.uncached"),
     "a function the student put in a cell of their own": (
         {"tempered": "def tempered(P, T):\n    return helper(P, T)\n"},
         [(1, "def helper(P, T):\n    return temper(P, T)\n")], "tempered", "through `helper`"),
@@ -402,7 +404,7 @@ DELEGATIONS = {
     "an instance made in a cell of their own": (
         {"dist": "def dist(tables, context, V):\n    return lm(list(context))\n"},
         [(5, "lm = ngram.NGram(tables=ngram.build_tables(np.array([0, 1, 2, 1, 0, 1, 2, 2, 1, 0]), 3, 3), order=3, V=3)\n")],
-        "dist", "an instance of speclab.ngram.NGram"),
+        "dist", "an instance of speclab.models.ngram.NGram"),
     "a helper kept by a function in another exercise's cell": (
         {"tempered": TEMPERED + "\ndef _pick_k(a, c, k_max):\n    return costs.best_k(a, c, k_max)\n",
          "best_speedup": "def best_speedup(a, c, k_max):\n    k = _pick_k(a, c, k_max)\n"
@@ -411,13 +413,13 @@ DELEGATIONS = {
         {"tempered": "def tempered(P, T):\n    raise NotImplementedError\n"}, [(2, "tempered = temper\n")], "tempered", "temper"),
     "the helper imported under the exercise's name": (
         {"tempered": "def tempered(P, T):\n    raise NotImplementedError\n"},
-        [(2, "from speclab.tables import temper as tempered\n")], "tempered", "as `tempered`"),
+        [(2, "from speclab.models.tables import temper as tempered\n")], "tempered", "as `tempered`"),
     "the exercise defined again in a cell of their own": (
         {"tempered": "def tempered(P, T):\n    raise NotImplementedError\n"},
-        [(2, "def tempered(P, T):\n    return temper(P, T)\n")], "tempered", "speclab.tables.temper"),
+        [(2, "def tempered(P, T):\n    return temper(P, T)\n")], "tempered", "speclab.models.tables.temper"),
     "a statement over several lines": (
         {"tempered": "def tempered(P, T):\n    out = np.asarray(\n        temper(P, T))\n    return out\n"}, (),
-        "tempered", "speclab.tables.temper"),
+        "tempered", "speclab.models.tables.temper"),
 }
 MAGICS = {
     "a line magic in the cell": "%time x = 1\ndef tempered(P, T):\n    return temper(P, T)\n",
@@ -426,7 +428,7 @@ MAGICS = {
 HONEST = {
     "the instructor's solutions": ({}, ()),
     "an allowed helper under another name": (
-        {"best_speedup": "from speclab.costs import speedup as sp\n\ndef best_speedup(a, c, k_max):\n"
+        {"best_speedup": "from speclab.speed.costs import speedup as sp\n\ndef best_speedup(a, c, k_max):\n"
                          "    k = max(range(1, k_max + 1), key=lambda k: (sp(expected_tokens(a, k), k, c), -k))\n"
                          "    return k, sp(expected_tokens(a, k), k, c)\n"}, ()),
     "a parameter named like a helper": (
@@ -435,7 +437,7 @@ HONEST = {
     "another exercise of the notebook": (
         {"best_speedup": BEST.replace("    return k,", "    tempered(np.eye(2) + 0.5, 1.0)\n    return k,")}, ()),
     "helpers used freely in a cell of the student's own": (
-        {}, [(1, "print(temper(np.eye(2) + 0.5, 2.0))\nimport speclab.costs as cc\nprint(cc.best_k(0.5, 0.1, 4))\n"
+        {}, [(1, "print(temper(np.eye(2) + 0.5, 2.0))\nimport speclab.speed.costs as cc\nprint(cc.best_k(0.5, 0.1, 4))\n"
                  "%matplotlib inline\n")]),
     "a function of the student's own that uses only allowed helpers": (
         {"best_speedup": "def best_speedup(a, c, k_max):\n    k = max(range(1, k_max + 1), key=lambda k: (gain(a, k, c), -k))\n"

@@ -1,6 +1,6 @@
 """Notebooks 02 and 03: patching numpy's comparisons earns nothing, in a real kernel.
 
-The graded tests compare with speclab.checks (plain Python), so a solution cell that makes
+The graded tests compare with speclab.plumbing.checks (plain Python), so a solution cell that makes
 np.isclose / np.allclose / np.array_equal always say True cannot turn a wrong answer right,
 and does not turn a right answer wrong. These run the whole solved notebook in a fresh kernel,
 because the attack patches the numpy module for the process that runs it.

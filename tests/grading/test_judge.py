@@ -22,7 +22,7 @@ from grading.gradebook import cell_scores
 from grading.judge import agent, codec
 from grading.judge.execute import JUDGE_OPTED_OUT, OPT_OUT
 from grading.judge.slicing import course_slice, exercises
-from speclab.sampling import ScriptedRNG
+from speclab.rules.sampling import ScriptedRNG
 from tests.grading.conftest import InProcessKernel, code_cell
 
 NOTEBOOKS = sorted(p.name for p in (REPO / "solutions").iterdir() if (p / f"{p.name}.ipynb").is_file())
@@ -69,17 +69,17 @@ def test_nothing_with_methods_of_its_own_crosses():
 def test_decode_refuses_what_it_does_not_know():
     bad = [{"nd": ["O", [1], ""]}, {"nd": ["<f8", [2], "AAAAAAAAAAA="]}, {"np": ["<f8", "AA=="]}, {"x": 1},
            {"tuple": 1}, {"dict": [[[1], 2]]}, {"obj": ["builtins:float", {"dict": []}]},
-           {"obj": ["speclab.checks:check_close", {"dict": []}]}, {"fn": "os:system"}, {"ref": 0},
+           {"obj": ["speclab.plumbing.checks:check_close", {"dict": []}]}, {"fn": "os:system"}, {"ref": 0},
            {"a": 1, "b": 2}, {"set": [[1]]}, {"set": 1}]
     for j in bad:
         with pytest.raises((codec.CodecError, ValueError)):
             codec.decode(j)
     from grading.judge.callbacks import course_function
 
-    assert course_function("speclab.speculative:accept_prob").__module__ == "speclab.speculative"
-    assert codec.registered_class("speclab.sampling:ScriptedRNG") is ScriptedRNG
-    for name in ("os:system", "speclab.speculative:<lambda>", "speclab.nothing:x", "speclab.checks:check_close",
-                 "speclab.speculative:np.load", "speclab.sampling:ScriptedRNG.__init__"):
+    assert course_function("speclab.rules.speculative:accept_prob").__module__ == "speclab.rules.speculative"
+    assert codec.registered_class("speclab.rules.sampling:ScriptedRNG") is ScriptedRNG
+    for name in ("os:system", "speclab.rules.speculative:<lambda>", "speclab.nothing:x", "speclab.plumbing.checks:check_close",
+                 "speclab.rules.speculative:np.load", "speclab.rules.sampling:ScriptedRNG.__init__"):
         with pytest.raises(codec.CodecError):
             course_function(name)
         with pytest.raises(codec.CodecError):
@@ -176,7 +176,7 @@ def test_a_count_table_is_lent_itself_and_checked_before_each_use():
     judge = Judge(nb, kernel.transport)
     keys = [(i, j) for i in range(40) for j in range(40)]
     rows = np.arange(2.0 * len(keys)).reshape(len(keys), 2)
-    table = dict(zip(keys, rows))  # as speclab.ngram.next_counts builds it: each value a row of `rows`
+    table = dict(zip(keys, rows))  # as speclab.models.ngram.next_counts builds it: each value a row of `rows`
     assert codec.Seal(table).block is not None, "a count table is sealed by its one block"
     assert judge.ns["look"]([table], (1, 2)) == (rows[42][0], -1.0), "the same dict, within one call"
     first = kernel.sizes[-1]
@@ -347,7 +347,7 @@ def judged(student):
 
 TEST_OBJECTS = '''
 import numpy as np
-from speclab.smollm.model import Config, KVCache
+from speclab.models.smollm.model import Config, KVCache
 
 class _Count:
     def __init__(self, length=0):

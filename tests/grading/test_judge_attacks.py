@@ -19,13 +19,13 @@ import nbformat
 import numpy as np
 import pytest
 
-import speclab.checks
+import speclab.plumbing.checks
 from grading.judge import channel, codec
 from grading.judge.judge import Judge
 from tests.grading.conftest import InProcessKernel, code_cell
 
 HONEST = "import numpy as np\n\ndef answer(p):\n    return 2 * np.asarray(p)\n"
-TEST = ("import numpy as np\nfrom speclab.checks import check_close\n"
+TEST = ("import numpy as np\nfrom speclab.plumbing.checks import check_close\n"
         "_p = np.array([0.25, 0.75])\n_r = answer(_p)\ncheck_close(_r, 2 * _p, 'twice p')\n")
 
 
@@ -51,7 +51,7 @@ def honest_classmate_passes(test=TEST):
 
 @pytest.fixture
 def hostile(monkeypatch):
-    """A module a speclab module imports (as speclab.smollm.cache imports json, and json codecs, and codecs
+    """A module a speclab module imports (as speclab.models.smollm.cache imports json, and json codecs, and codecs
     builtins), holding library-like classes: a finaliser that removes a path, an iterable that calls what it
     holds, a value whose == answers what it holds."""
     mod = types.ModuleType("hostile")
@@ -72,14 +72,14 @@ class Agree:
     def __ne__(self, other):
         return not self.verdict
 ''', mod.__dict__)
-    monkeypatch.setattr(speclab.checks, "_hostile", mod, raising=False)
+    monkeypatch.setattr(speclab.plumbing.checks, "_hostile", mod, raising=False)
     return mod
 
 
 def test_a_finaliser_class_reached_through_a_speclab_modules_imports_is_not_built(tmp_path, hostile):
     victim = tmp_path / "gradebook.db"
     victim.write_text("grades")
-    forged = {"ok": {"obj": ["speclab.checks:_hostile.Cleanup", {"dict": [["path", str(victim)]]}]}}
+    forged = {"ok": {"obj": ["speclab.plumbing.checks:_hostile.Cleanup", {"dict": [["path", str(victim)]]}]}}
     outputs, ns = judged(TEST, forged=forged)
     built = "_r" in ns
     ns.clear()  # the worker drops the judge's namespace after the notebook
@@ -93,8 +93,8 @@ def test_a_finaliser_class_reached_through_a_speclab_modules_imports_is_not_buil
 def test_eval_reached_by_name_is_never_called(tmp_path, hostile):
     marker = tmp_path / "ran"
     code = f"__import__('pathlib').Path({str(marker)!r}).write_text('code ran in the grader')"
-    for name in ("speclab.smollm.cache:json.codecs.builtins.eval", "speclab.checks:_hostile.os.system"):
-        forged = {"ok": {"obj": ["speclab.checks:_hostile.Lazy", {"dict": [["call", {"fn": name}], ["code", code]]}]}}
+    for name in ("speclab.models.smollm.cache:json.codecs.builtins.eval", "speclab.plumbing.checks:_hostile.os.system"):
+        forged = {"ok": {"obj": ["speclab.plumbing.checks:_hostile.Lazy", {"dict": [["call", {"fn": name}], ["code", code]]}]}}
         outputs, _ = judged(TEST.replace("check_close(_r,", "check_close(np.array(list(_r)),"), forged=forged)
         assert not marker.exists(), "the judge called a function the kernel named"
         assert failed(outputs), outputs
@@ -105,8 +105,8 @@ def test_eval_reached_by_name_is_never_called(tmp_path, hostile):
 
 def test_a_library_class_whose_eq_answers_what_the_kernel_set_earns_nothing(hostile):
     test = "_r = answer([1, 2])\nassert _r == [2, 4], 'twice the list'\n"
-    for forged in ({"ok": {"obj": ["speclab.checks:_hostile.Agree", {"dict": [["verdict", True]]}]}},
-                   {"ok": {"obj": ["speclab.specloop:np._core.overrides.collections.UserList",
+    for forged in ({"ok": {"obj": ["speclab.plumbing.checks:_hostile.Agree", {"dict": [["verdict", True]]}]}},
+                   {"ok": {"obj": ["speclab.decoding.specloop:np._core.overrides.collections.UserList",
                                    {"dict": [["data", [2, 4]]]}]}}):
         outputs, _ = judged(test, forged=forged)
         assert failed(outputs) and "cannot check" in failed(outputs)[0][1], (forged, outputs)
@@ -115,8 +115,8 @@ def test_a_library_class_whose_eq_answers_what_the_kernel_set_earns_nothing(host
 
 def test_the_graders_environment_cannot_be_named(monkeypatch):
     monkeypatch.setenv("SPECLAB_GRADER_TOKEN", "tok-1b2c3d-secret")
-    test = "from speclab.checks import check_equal\ncheck_equal(answer([1, 2]), [2, 4], 'twice the list')\n"
-    for name in ("speclab.checks:_os.environ", "speclab.checks:_os.environ.copy", "os:environ"):
+    test = "from speclab.plumbing.checks import check_equal\ncheck_equal(answer([1, 2]), [2, 4], 'twice the list')\n"
+    for name in ("speclab.plumbing.checks:_os.environ", "speclab.plumbing.checks:_os.environ.copy", "os:environ"):
         outputs, _ = judged(test, forged={"ok": {"fn": name}})
         assert failed(outputs), outputs
         assert "tok-1b2c3d-secret" not in json.dumps(outputs), "the grader's environment is on the feedback page"
@@ -125,16 +125,16 @@ def test_the_graders_environment_cannot_be_named(monkeypatch):
 
 def test_registered_course_types_are_checked_field_by_field():
     """Even a course class of the registry is built only with its own fields, each of the type it holds."""
-    bad = [["speclab.sampling:ScriptedRNG", [["uniforms", [0.5]], ["calls", 0], ["__class__", 1]]],
-           ["speclab.sampling:ScriptedRNG", [["uniforms", [2.0]], ["calls", 0]]],
-           ["speclab.sampling:ScriptedRNG", [["uniforms", "abc"], ["calls", -1]]],
-           ["speclab.smollm.model:Model", [["w", {"dict": [["token_embd", {"fn": "speclab.checks:_os.system"}]]}],
+    bad = [["speclab.rules.sampling:ScriptedRNG", [["uniforms", [0.5]], ["calls", 0], ["__class__", 1]]],
+           ["speclab.rules.sampling:ScriptedRNG", [["uniforms", [2.0]], ["calls", 0]]],
+           ["speclab.rules.sampling:ScriptedRNG", [["uniforms", "abc"], ["calls", -1]]],
+           ["speclab.models.smollm.model:Model", [["w", {"dict": [["token_embd", {"fn": "speclab.plumbing.checks:_os.system"}]]}],
                                            ["bytes_per_token", 1]]],
-           ["speclab.smollm.model:KVCache", [["kv", [1]], ["length", 0]]]]
+           ["speclab.models.smollm.model:KVCache", [["kv", [1]], ["length", 0]]]]
     for name, fields in bad:
         with pytest.raises(codec.CodecError):
             codec.decode({"obj": [name, {"dict": fields}]})
-    ok = codec.decode({"obj": ["speclab.sampling:ScriptedRNG", {"dict": [["uniforms", [0.5]], ["calls", 0]]}]})
+    ok = codec.decode({"obj": ["speclab.rules.sampling:ScriptedRNG", {"dict": [["uniforms", [0.5]], ["calls", 0]]}]})
     assert type(ok).__name__ == "ScriptedRNG" and ok.random() == 0.5
 
 
@@ -232,7 +232,7 @@ def test_an_exercise_that_writes_into_its_inputs_changes_no_expected_value():
 
 def test_a_declared_output_is_copied_back_and_nothing_else():
     student = "def answer(p, out, rng, g):\n    out[:] = p\n    p[:] = 0\n    rng.random()\n    g.random()\n    return 1\n"
-    test = ("import numpy as np\nfrom speclab.isolate import outputs\nfrom speclab.sampling import ScriptedRNG\n"
+    test = ("import numpy as np\nfrom speclab.plumbing.isolate import outputs\nfrom speclab.rules.sampling import ScriptedRNG\n"
             "_p, _out, _rng, _g = np.ones(2), np.zeros(2), ScriptedRNG([0.5, 0.5]), np.random.default_rng(1)\n"
             "_state = dict(_g.bit_generator.state)\n"
             "with outputs(_out):\n    answer(_p, _out, _rng, _g)\n")
@@ -258,12 +258,12 @@ def test_the_course_model_cannot_be_poisoned_through_what_a_test_hands_over():
     with, or SmolLM2 as load_model caches it per process). The model stays in the judge, a Remote in the
     kernel: an exercise that zeroes its head in place changes a copy at most, never the model the test (or
     the next classmate, judged in the same worker) computes expected values with."""
-    from speclab.smollm import load_model
+    from speclab.models.smollm import load_model
 
     real = load_model()
     before = real.w["token_embd"][:256].copy()
-    test = ("from speclab.tinyllama import tiny\nfrom speclab.smollm import load_model\n"
-            "from speclab.checks import check_close\n"
+    test = ("from speclab.models.tinyllama import tiny\nfrom speclab.models.smollm import load_model\n"
+            "from speclab.plumbing.checks import check_close\n"
             "_m = tiny(seed=1)\n_want = _m.forward([3, 1, 4], _m.new_cache())\n"
             "answer(_m)\nanswer(load_model())\n"
             "check_close(_m.forward([3, 1, 4], _m.new_cache()), _want, 'the stand-in as the test made it')\n")
@@ -277,8 +277,8 @@ def test_the_course_model_cannot_be_poisoned_through_what_a_test_hands_over():
 def test_the_course_models_weights_are_read_only():
     """The second line: were a model's weights ever reached in place (a judge bug, a test run in the kernel),
     numpy refuses the write. SmolLM2's are memory-mapped read-only; the tiny stand-in's are frozen when drawn."""
-    from speclab.smollm import load_model
-    from speclab.tinyllama import tiny
+    from speclab.models.smollm import load_model
+    from speclab.models.tinyllama import tiny
 
     for model in (load_model(), tiny(seed=3), tiny(seed=3).exit_at(1)):
         for name, w in model.w.items():
@@ -306,7 +306,7 @@ def _resolve(name):
     return None
 
 def answer(p):
-    twice = _resolve("speclab.speculative:accept_prob")
+    twice = _resolve("speclab.rules.speculative:accept_prob")
     return 2 * np.asarray(p) if twice is not None else np.zeros(2)
 '''
     outputs, _ = judged(TEST, student=student)
@@ -324,7 +324,7 @@ def answer(p):
 
 @pytest.mark.slow
 def test_mutation_and_resolver_through_a_real_kernel(tmp_path, judge_in_sandbox):
-    resolver = ("def answer(p):\n    f = __speclab_judge__._dec_hook('fn', 'speclab.speculative:accept_prob')\n"
+    resolver = ("def answer(p):\n    f = __speclab_judge__._dec_hook('fn', 'speclab.rules.speculative:accept_prob')\n"
                 "    return 2 * np.asarray(p)\n")
     results = {}
     for name, student in (("honest", HONEST), ("mutates", MUTATES), ("resolver", "import numpy as np\n" + resolver)):

@@ -2,7 +2,7 @@
 
 An exercise is written twice when a later notebook needs it: once as the solution cell a student
 replaces, once in speclab (the course's reference, which later notebooks import and the hidden
-tests lend with speclab.isolate.alone). Here every such exercise's graded test cells, hidden
+tests lend with speclab.plumbing.isolate.alone). Here every such exercise's graded test cells, hidden
 parts included, run with the exercise's name bound to speclab's function instead of the solution
 cell (devtools.mutants.run_variant: the source notebook is executed once, in-process, and the tests
 that name the function run again over a copy of its namespace). Which speclab function is an

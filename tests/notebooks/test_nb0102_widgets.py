@@ -6,7 +6,7 @@ its widget is probed on a twin that is never displayed, exactly as a slider move
 import numpy as np
 import pytest
 
-from speclab import widgets
+from speclab.views import widgets
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -1,7 +1,7 @@
 """The widgets of notebooks 03 and 04, checked the way the notebooks once checked them in a cell.
 
 Each source notebook is executed once, in-process (devtools.mutants does it for the catalog
-too; the fixtures nb03 and nb04: conftest.py); the widgets it built are then probed through never-displayed twins (speclab.widgets.probe),
+too; the fixtures nb03 and nb04: conftest.py); the widgets it built are then probed through never-displayed twins (speclab.views.widgets.probe),
 so nothing here depends on rendering.
 """
 import matplotlib
@@ -11,8 +11,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from speclab import TOKENS, draft, exact, target, widgets  # noqa: E402
-from speclab.figures import nb03 as fig03  # noqa: E402
+from speclab import TOKENS, draft, target  # noqa: E402
+from speclab.rules import exact
+from speclab.views import widgets
+from speclab.views.figures import nb03 as fig03  # noqa: E402
 
 P = target()
 

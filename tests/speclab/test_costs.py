@@ -1,9 +1,9 @@
-"""speclab.costs: the formulas of notebooks 05-06, and the exact Markov-table analysis."""
+"""speclab.speed.costs: the formulas of notebooks 05-06, and the exact Markov-table analysis."""
 import numpy as np
 import pytest
 
-from speclab import costs
-from speclab.tables import draft, target
+from speclab.speed import costs
+from speclab.models.tables import draft, target
 
 
 def test_expected_tokens_is_the_geometric_series():

@@ -1,10 +1,10 @@
-"""speclab.fastagg: a canvas that keeps laid-out text and rendered glyphs draws what matplotlib's draws."""
+"""speclab.plumbing.fastagg: a canvas that keeps laid-out text and rendered glyphs draws what matplotlib's draws."""
 import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from speclab import fastagg
+from speclab.plumbing import fastagg
 
 
 def _figure(shift):

@@ -1,4 +1,4 @@
-"""speclab.figures: the notebooks' widget figures, one module per notebook.
+"""speclab.views.figures: the notebooks' widget figures, one module per notebook.
 
 Each notebook's widget numbers are checked where the notebook runs (tests/test_nb*_widgets.py,
 the notebooks' own probe cells); here, what holds for the package as a whole, and 07's widget,
@@ -10,14 +10,15 @@ import pkgutil
 
 import numpy as np
 
-from speclab import figures, hardware as hw, widgets
-from speclab.figures import nb07
+from speclab.views import figures, widgets
+from speclab.speed import hardware as hw
+from speclab.views.figures import nb07
 
 
 def test_one_naming_scheme_build_update_or_draw():
     """Every widget is build_<thing>(fig, ...) with update_<thing>(parts, ...), or draw_<thing>(fig, ...)."""
     for info in pkgutil.iter_modules(figures.__path__):
-        mod = importlib.import_module(f"speclab.figures.{info.name}")
+        mod = importlib.import_module(f"speclab.views.figures.{info.name}")
         public = {n: f for n, f in vars(mod).items() if inspect.isfunction(f) and f.__module__ == mod.__name__
                   and not n.startswith("_")}
         assert not [n for n in public if n.startswith("show_")], f"{info.name}: show_* is the old name, use update_*"
@@ -28,7 +29,7 @@ def test_one_naming_scheme_build_update_or_draw():
                 assert list(inspect.signature(f).parameters)[0] == "fig", f"{info.name}.{name} takes the figure first"
             if name.startswith("update_"):
                 assert f"build_{name[len('update_'):]}" in public, f"{info.name}.{name} has no build_ partner"
-        assert mod.__doc__, f"speclab.figures.{info.name} says what it draws"
+        assert mod.__doc__, f"speclab.views.figures.{info.name} says what it draws"
 
 
 def test_07_draw_deployment_marks_a_batch_that_does_not_fit():
@@ -41,7 +42,7 @@ def test_07_draw_deployment_marks_a_batch_that_does_not_fit():
 
 
 def test_07_deployment_widget_moves_in_place_and_shows_what_a_full_redraw_shows():
-    """07's widget (speclab.widgets.live): another accelerator or batch keeps both axes' limits (a move
+    """07's widget (speclab.views.widgets.live): another accelerator or batch keeps both axes' limits (a move
     redraws only the moving artists), and after a batch that does not fit and back, the pixels are
     those of a full redraw of the same state (no stale bars, labels or ticks from the other panel)."""
     import io

@@ -1,13 +1,13 @@
-"""speclab.hardware and its data: the figures notebook 07 prints, reproduced and corrected."""
+"""speclab.speed.hardware and its data: the figures notebook 07 prints, reproduced and corrected."""
 import json
 import math
 
 import numpy as np
 import pytest
 
-from speclab import hardware as hw
-from speclab.costs import DRAFT_STEP_OVERHEAD_S, draft_cost, expected_tokens
-from speclab.speculative import rounds_with_accuracy
+from speclab.speed import hardware as hw
+from speclab.speed.costs import DRAFT_STEP_OVERHEAD_S, draft_cost, expected_tokens
+from speclab.rules.speculative import rounds_with_accuracy
 
 PARAMS = {"llama-2-7b": 6_738_415_616, "llama-3-70b": 70_553_706_496, "llama-3.2-1b": 1_235_814_400}
 

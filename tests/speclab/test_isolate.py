@@ -1,7 +1,7 @@
-"""speclab.isolate: an exercise graded alone borrows an earlier exercise's reference and gives it back."""
+"""speclab.plumbing.isolate: an exercise graded alone borrows an earlier exercise's reference and gives it back."""
 import pytest
 
-from speclab.isolate import alone
+from speclab.plumbing.isolate import alone
 
 
 def test_alone_binds_and_restores_even_when_a_check_fails():

@@ -1,9 +1,9 @@
-"""speclab.labels: many short labels drawn as kept pictures of their texts, as Texts would draw them."""
+"""speclab.plumbing.labels: many short labels drawn as kept pictures of their texts, as Texts would draw them."""
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from speclab.labels import Labels
+from speclab.plumbing.labels import Labels
 
 STYLE = dict(ha="center", va="center", color="white", fontsize=7)
 

@@ -1,6 +1,6 @@
-"""speclab.ngram and speclab.textspec: the character models and the generalised round of notebook 08.
+"""speclab.models.ngram and speclab.decoding.textspec: the character models and the generalised round of notebook 08.
 
-Depends on: data/corpora/ (the two corpora), speclab.ngram, speclab.textspec, speclab.speculative.
+Depends on: data/corpora/ (the two corpora), speclab.models.ngram, speclab.decoding.textspec, speclab.rules.speculative.
 """
 import math
 from pathlib import Path
@@ -8,8 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from speclab import ScriptedRNG, ngram, sample_from, textspec
-from speclab.speculative import residual, tv_distance
+from speclab import ScriptedRNG, sample_from
+from speclab.models import ngram
+from speclab.decoding import textspec
+from speclab.rules.speculative import residual, tv_distance
 
 CORPORA = Path(__file__).resolve().parents[2] / "data" / "corpora"
 

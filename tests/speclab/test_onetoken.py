@@ -1,4 +1,4 @@
-"""speclab.onetoken: exact one-token distributions of notebooks 02 and 03, and their figures."""
+"""speclab.views.onetoken: exact one-token distributions of notebooks 02 and 03, and their figures."""
 import matplotlib
 
 matplotlib.use("Agg")
@@ -6,8 +6,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from speclab import draft, onetoken, target
-from speclab import speculative as ref
+from speclab import draft, target
+from speclab.views import onetoken
+from speclab.rules import speculative as ref
 
 P = target()
 
@@ -29,7 +30,7 @@ def test_the_correct_rule_gives_p_exactly():
 
 @pytest.mark.parametrize("rule", onetoken.ONE_TOKEN_RULES)
 def test_one_token_distribution_matches_verify_round(rule):
-    """The first token of k = 1 rounds of speclab.speculative.verify_round follows the exact distribution.
+    """The first token of k = 1 rounds of speclab.rules.speculative.verify_round follows the exact distribution.
 
     20,000 rounds: each token's frequency has standard deviation at most sqrt(0.25 / 20000) = 0.0035;
     the tolerance 0.025 is 7 of those (false failure below 1e-11 per token; the seed is fixed anyway).

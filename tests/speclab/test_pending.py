@@ -1,11 +1,11 @@
-"""speclab.pending: a block that needs an unsolved exercise prints one line naming it and stops there;
+"""speclab.plumbing.pending: a block that needs an unsolved exercise prints one line naming it and stops there;
 any other error still raises."""
 import io
 from contextlib import redirect_stdout
 
 import pytest
 
-from speclab.pending import needs
+from speclab.plumbing.pending import needs
 
 
 def unsolved():

@@ -3,7 +3,7 @@ import subprocess
 import sys
 
 from grading.course import REPO
-from speclab import realruns
+from speclab.decoding import realruns
 
 
 def test_stored_repeats_are_a_fresh_run_of_the_recipe():

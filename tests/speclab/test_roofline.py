@@ -1,9 +1,9 @@
-"""speclab.roofline: timing W @ X on this CPU, the roofline read off the times, the shipped GPU table."""
+"""speclab.speed.roofline: timing W @ X on this CPU, the roofline read off the times, the shipped GPU table."""
 import importlib
 
 import numpy as np
 
-from speclab import roofline as rl
+from speclab.speed import roofline as rl
 
 
 def test_time_matmul_interleaves_sweeps_with_fixed_threads():

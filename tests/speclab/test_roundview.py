@@ -1,4 +1,4 @@
-"""speclab.roundview: the picture of one round plays the round (the same uniforms, the same tokens) and
+"""speclab.views.roundview: the picture of one round plays the round (the same uniforms, the same tokens) and
 its windows' figure marks what is exactly zero."""
 import matplotlib
 import numpy as np
@@ -6,8 +6,10 @@ import pytest
 
 matplotlib.use("Agg")
 
-from speclab import draft, exact, roundview, target, widgets
-from speclab.speculative import RULES, draft_tokens, verify_round
+from speclab import draft, target
+from speclab.rules import exact
+from speclab.views import roundview, widgets
+from speclab.rules.speculative import RULES, draft_tokens, verify_round
 
 P = target()
 GOOD = draft("good")

@@ -1,4 +1,4 @@
-"""speclab.sampling: sample_from(p, u) is the inverse CDF, and the scripted rng holds tests to the contract."""
+"""speclab.rules.sampling: sample_from(p, u) is the inverse CDF, and the scripted rng holds tests to the contract."""
 import numpy as np
 import pytest
 
@@ -23,7 +23,7 @@ def test_sample_from_takes_the_same_token_as_the_numpy_definition():
     methods past it) pick the definition's token, even for a uniform that sits exactly on a step of the CDF
     or one float either side of it; rows with zeros, every size up to just past the loop's limit, and long
     rows (08's alphabet has 96 characters); lists as well as arrays."""
-    from speclab.sampling import LOOP_MAX
+    from speclab.rules.sampling import LOOP_MAX
 
     rng = np.random.default_rng(3)
     checked = 0

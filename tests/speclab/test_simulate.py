@@ -11,7 +11,7 @@ counts them), so the chance that a correct simulator fails any test here is belo
 1e-7. The random generators are seeded, so a run is reproducible; the bound is what
 makes the seeds incidental.
 
-Why one module of about 400 lines: it mirrors speclab/simulate.py (tests/speclab/test_<module>.py),
+Why one module of about 400 lines: it mirrors speclab/decoding/simulate.py (tests/speclab/test_<module>.py),
 and its statistical checks carry their arithmetic in comments.
 """
 import math
@@ -19,8 +19,10 @@ import math
 import numpy as np
 import pytest
 
-from speclab import draft, exact, simulate, target
-from speclab.speculative import (
+from speclab import draft, target
+from speclab.rules import exact
+from speclab.decoding import simulate
+from speclab.rules.speculative import (
     RULES,
     draft_tokens,
     speculative_joint,
@@ -254,15 +256,15 @@ def test_vectorised_three_token_window_matches_exact(rule):
     assert_matches(J, exact.first_tokens_joint(P, GOOD, 0, 4, 3, rule), n, f"three-token window ({rule})")
 
 
-# --- every form of the round is the one round (speclab.speculative.verify_drafts) --------
+# --- every form of the round is the one round (speclab.rules.speculative.verify_drafts) --------
 # simulate.py (vectorised) and exact.py (enumeration) keep their own forms of the rules;
 # these exact checks tie each of them to the one round, outcome by outcome.
 
 from collections import defaultdict  # noqa: E402
 
-from speclab import textspec  # noqa: E402
-from speclab.sampling import ScriptedRNG  # noqa: E402
-from speclab.speculative import TableRows, accept_prob, residual, verify_drafts  # noqa: E402
+from speclab.decoding import textspec  # noqa: E402
+from speclab.rules.sampling import ScriptedRNG  # noqa: E402
+from speclab.rules.speculative import TableRows, accept_prob, residual, verify_drafts  # noqa: E402
 
 
 class _Blocks:

@@ -1,11 +1,11 @@
-"""speclab.smollm: SmolLM2-135M-Instruct in NumPy (issue 43 item 1).
+"""speclab.models.smollm: SmolLM2-135M-Instruct in NumPy (issue 43 item 1).
 
-Fast tests run the same forward on a tiny random Llama (speclab.tinyllama: milliseconds); the tokenizer tests read
+Fast tests run the same forward on a tiny random Llama (speclab.models.tinyllama: milliseconds); the tokenizer tests read
 the float32 cache's vocabulary (make setup builds it). The tests marked slow load the real model.
 Known token ids and the greedy answer come from other SmolLM2 ports that print what `transformers`
 computes for the same prompts; this code reproduces them.
 
-Depends on: speclab.smollm, data/smollm2-135m/ (python -m speclab.smollm.cache), data/corpora/baker.txt.
+Depends on: speclab.models.smollm, data/smollm2-135m/ (python -m speclab.models.smollm.cache), data/corpora/baker.txt.
 """
 from dataclasses import replace
 
@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from speclab import tinyllama
-from speclab.datafiles import DATA
-from speclab.smollm import Config, Model, Tokenizer, cache, load_model, load_tokenizer
-from speclab.smollm.model import apply
-from speclab.smollm.tokenizer import PIECE
+from speclab.models import tinyllama
+from speclab.plumbing.datafiles import DATA
+from speclab.models.smollm import Config, Model, Tokenizer, cache, load_model, load_tokenizer
+from speclab.models.smollm.model import apply
+from speclab.models.smollm.tokenizer import PIECE
 
-# speclab.tinyllama's stand-in, with a vocabulary large enough for the toy GGUF's tokens (write_tiny_gguf)
+# speclab.models.tinyllama's stand-in, with a vocabulary large enough for the toy GGUF's tokens (write_tiny_gguf)
 TINY = replace(tinyllama.TINY, vocab=61)
 
 

@@ -1,6 +1,6 @@
-"""speclab.specloop, speclab.tinyllama and speclab.kneserney: notebook 10's loop, its stand-in model, its baseline.
+"""speclab.decoding.specloop, speclab.models.tinyllama and speclab.models.kneserney: notebook 10's loop, its stand-in model, its baseline.
 
-Depends on: speclab.tinyllama (speclab.smollm.Model with random weights, no data), speclab.sampling, data/corpora (KneserNey).
+Depends on: speclab.models.tinyllama (speclab.models.smollm.Model with random weights, no data), speclab.rules.sampling, data/corpora (KneserNey).
 """
 from functools import partial
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from speclab import ScriptedRNG
-from speclab import specloop as sl
-from speclab.kneserney import KneserNey, held_out
-from speclab.tinyllama import tiny
+from speclab.decoding import specloop as sl
+from speclab.models.kneserney import KneserNey, held_out
+from speclab.models.tinyllama import tiny
 
 PROMPT = [1, 2, 3, 4, 5, 1, 2, 3]
 

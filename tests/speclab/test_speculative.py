@@ -1,9 +1,9 @@
-"""speclab.speculative: the reference one-token rule and the speculative round every other round is tested against."""
+"""speclab.rules.speculative: the reference one-token rule and the speculative round every other round is tested against."""
 import numpy as np
 import pytest
 
 from speclab import ScriptedRNG, draft, sample_from, target
-from speclab import speculative as S
+from speclab.rules import speculative as S
 
 
 def test_one_token_rule_on_row_a():

@@ -1,13 +1,13 @@
-"""speclab.streaks: notebook 05's streaky acceptance, its exact answers and the bound."""
+"""speclab.rules.streaks: notebook 05's streaky acceptance, its exact answers and the bound."""
 import io
 from contextlib import redirect_stdout
 
 import numpy as np
 import pytest
 
-from speclab.costs import expected_tokens
-from speclab.pending import needs
-from speclab.streaks import (
+from speclab.speed.costs import expected_tokens
+from speclab.plumbing.pending import needs
+from speclab.rules.streaks import (
     bound,
     markov_bits_exact,
     replay,

@@ -1,10 +1,11 @@
-"""speclab.style: the colours, the heatmap and axis limits that do not jump as a slider moves."""
+"""speclab.views.style: the colours, the heatmap and axis limits that do not jump as a slider moves."""
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from speclab import draft, style, target, widgets
+from speclab import draft, target
+from speclab.views import style, widgets
 
 
 def test_style_and_heatmap():

@@ -1,9 +1,9 @@
-"""speclab.sweeps reproduces the NumPy walk-through's tables, and its fast loop is the plain loop."""
+"""speclab.decoding.sweeps reproduces the NumPy walk-through's tables, and its fast loop is the plain loop."""
 import numpy as np
 import pytest
 
-from speclab import sweeps
-from speclab.tables import blend, draft, table, target, temper
+from speclab.decoding import sweeps
+from speclab.models.tables import blend, draft, table, target, temper
 
 
 @pytest.mark.parametrize("kind,k,seed", [("middling", 1, 30), ("middling", 4, 7), ("poor", 16, 41),

@@ -1,4 +1,4 @@
-"""speclab.tables: the stored 6x6 target and draft tables, their recipe, blend and temper."""
+"""speclab.models.tables: the stored 6x6 target and draft tables, their recipe, blend and temper."""
 import subprocess
 import sys
 
@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from grading.course import REPO
-from speclab import blend, draft, tables, target, temper
+from speclab import blend, draft, target, temper
+from speclab.models import tables
 
 
 def test_stored_tables_are_row_stochastic():

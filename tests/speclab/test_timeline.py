@@ -1,10 +1,10 @@
-"""speclab.timeline: plain and speculative schedules on one time axis."""
+"""speclab.views.timeline: plain and speculative schedules on one time axis."""
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from speclab import timeline
+from speclab.views import timeline
 
 
 def test_timeline_schedules():

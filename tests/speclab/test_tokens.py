@@ -1,4 +1,4 @@
-"""speclab.tokens: the six-letter vocabulary."""
+"""speclab.models.tokens: the six-letter vocabulary."""
 import pytest
 
 from speclab import name, names, token

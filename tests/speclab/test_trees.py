@@ -1,10 +1,11 @@
-"""speclab.trees: a tree's value adds up to the Markov-table answers, its price to 07's step model."""
+"""speclab.rules.trees: a tree's value adds up to the Markov-table answers, its price to 07's step model."""
 import math
 
 import numpy as np
 
 from speclab import draft, target
-from speclab import candidates, costs, hardware as hw, trees as md
+from speclab.rules import candidates, trees as md
+from speclab.speed import costs, hardware as hw
 
 P = target()
 DRAFTS = {kind: draft(kind) for kind in ("good", "middling", "poor")}

@@ -1,4 +1,4 @@
-"""speclab.widgets: redrawing and live widgets show what they drew, in place, with the pixels of a full redraw."""
+"""speclab.views.widgets: redrawing and live widgets show what they drew, in place, with the pixels of a full redraw."""
 import io
 from unittest import mock
 
@@ -9,7 +9,7 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from speclab import widgets
+from speclab.views import widgets
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,1 @@
+"""speclab.decoding: simulate, sweeps, textspec, specloop, realruns."""

@@ -1,0 +1,1 @@
+"""speclab.models: tokens, tables, ngram, kneserney, tinyllama, smollm."""

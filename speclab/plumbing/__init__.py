@@ -1,0 +1,1 @@
+"""speclab.plumbing: checks, isolate, pending, datafiles, fastagg, labels."""

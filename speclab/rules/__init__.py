@@ -1,0 +1,1 @@
+"""speclab.rules: sampling, speculative, exact, candidates, trees, streaks."""

@@ -1,0 +1,1 @@
+"""speclab.speed: costs, hardware, roofline."""

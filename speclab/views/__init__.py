@@ -1,0 +1,1 @@
+"""speclab.views: style, widgets, onetoken, roundview, timeline, figures."""
