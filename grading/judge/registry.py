@@ -15,6 +15,12 @@ def _count(x):
     return type(x) is int and x >= 0
 
 
+def pcg64_words(x):
+    """A numpy Generator's PCG64 state as it crosses: state, inc, has_uint32, uinteger, each in its range."""
+    return type(x) is list and len(x) == 4 and all(type(w) is int for w in x) and 0 <= x[0] < 2**128 \
+        and 0 <= x[1] < 2**128 and x[2] in (0, 1) and 0 <= x[3] < 2**32
+
+
 # The course classes whose instances cross by their fields, with a check of each field: the whole list (what
 # tests hand the kernel and what the kernel hands back, seen crossing when every notebook's reference solution
 # was judged). Any other object of the course's stays in the judge (a Remote in the kernel) or does not cross.

@@ -70,7 +70,9 @@ def test_decode_refuses_what_it_does_not_know():
     bad = [{"nd": ["O", [1], ""]}, {"nd": ["<f8", [2], "AAAAAAAAAAA="]}, {"np": ["<f8", "AA=="]}, {"x": 1},
            {"tuple": 1}, {"dict": [[[1], 2]]}, {"obj": ["builtins:float", {"dict": []}]},
            {"obj": ["speclab.plumbing.checks:check_close", {"dict": []}]}, {"fn": "os:system"}, {"ref": 0},
-           {"a": 1, "b": 2}, {"set": [[1]]}, {"set": 1}]
+           {"a": 1, "b": 2}, {"set": [[1]]}, {"set": 1}, {"rng": [1, 2, 3]}, {"rng": [-1, 1, 0, 0]},
+           {"rng": [2**128, 1, 0, 0]}, {"rng": [1, 1, 2, 0]}, {"rng": [1, 1, 0, 2**32]}, {"rng": [True, 1, 0, 0]},
+           {"rng": {"dict": [["bit_generator", "PCG64"]]}}]
     for j in bad:
         with pytest.raises((codec.CodecError, ValueError)):
             codec.decode(j)

@@ -243,6 +243,48 @@ def test_a_declared_output_is_copied_back_and_nothing_else():
     assert ns["_g"].bit_generator.state != ns["_state"], "a generator drawn from moves on, as in the kernel"
 
 
+
+# A test in 03's manner: a scripted rng and a generator handed to the exercise, the token checked against the test's
+# own expectation, the uniforms it should have drawn counted. The kernel's answer below is forged (its agent
+# rewritten): what it claims the call made of the rng and the generator comes back in `mut`.
+RNG_TEST = ("import numpy as np\nfrom speclab.rules.sampling import ScriptedRNG\n"
+            "_rng, _g = ScriptedRNG([0.5, 0.8]), np.random.default_rng(3)\n_state = dict(_g.bit_generator.state)\n"
+            "_got = answer(_rng, _g)\nassert (_got, _rng.calls) == (1, 2), (_got, _rng.calls)\n")
+
+
+def _scripted(uniforms, calls, extra=()):
+    return {"obj": ["speclab.rules.sampling:ScriptedRNG", {"dict": [["uniforms", uniforms], ["calls", calls], *extra]}]}
+
+
+@pytest.mark.parametrize("token, rng, g", [
+    (0, _scripted([0.0, 0.0], 2), None),                    # the count the test wants, a wrong token, a new script
+    (1, _scripted([0.5, 0.8], 10**6), None),                # a position far past the script
+    (1, _scripted([0.5, 0.8], -2), None),                   # a count no ScriptedRNG holds
+    (1, _scripted([0.5, 0.8], 2, [["left", 0]]), None),     # a field it has not
+    (1, _scripted([0.5, 0.8], True), None),                 # a bool for the count
+    (1, _scripted([0.5, 0.8], 2), {"rng": [2**130, 1, 0, 0]}),  # a generator state out of PCG64's range
+    (1, _scripted([0.5, 0.8], 2), {"rng": [1, 1, 7, 0]}),
+    (1, _scripted([0.5, 0.8], 2), {"rng": {"dict": []}}),
+])
+def test_a_forged_rng_state_earns_nothing(token, rng, g):
+    """The rng crosses by value and runs in the kernel; only its count of calls comes back (registry.OUTPUTS),
+    checked field by field, and a generator's state only as four ints in PCG64's ranges. A kernel that lies
+    about what it consumed can only fail its own test: the uniforms the test scripted stay as it wrote them
+    (its expected values come from them), and a count the class cannot hold, or a generator state numpy's
+    PCG64 cannot, never reaches the test's objects."""
+    mut = {"0": rng} if g is None else {"0": rng, "1": g}
+    outputs, ns = judged(RNG_TEST, forged={"ok": token, "mut": mut})
+    assert ns["_rng"].uniforms == [0.5, 0.8], "the kernel rewrote the test's script"
+    assert ns["_g"].bit_generator.state == ns["_state"] or g is None, "a forged generator state reached the test"
+    if g is None:
+        assert failed(outputs), f"a forged rng ({rng}) with token {token} passed the test"
+        assert ns["_rng"].calls in (0, 2, 10**6), ns["_rng"].calls
+    honest = "def answer(rng, g):\n    rng.random()\n    rng.random()\n    g.random()\n    return 1\n"
+    outputs, ns = judged(RNG_TEST, student=honest)
+    assert not failed(outputs), outputs
+    assert ns["_g"].bit_generator.state != ns["_state"], "an honest draw from the generator moves it on"
+
+
 ZEROES_THE_HEAD = '''def answer(model):
     for name in ("token_embd", "output_norm"):     # the tied head, and the norm before it
         try:
