@@ -6,7 +6,9 @@ puts there and names in the grader's PYTHONPATH: a run without the sandbox then 
 course, never the checkout or another process on the machine. Built like devtools/badsubmissions.py's
 CASES (from the current notebooks, at run time), with the same Case: `bad_class(root, aid, ATTACKS)`.
 """
+import hashlib
 import json
+import os
 
 import nbformat
 
@@ -310,14 +312,20 @@ def _attack_fork_memory(root, aid):
     return _with_cell(aid, solved(root, aid), code)
 
 
-BUSY_CHILDREN, BUSY_MARK = 32, "attack-busy-session"  # BUSY_MARK: in each busy child's command line
+BUSY_CHILDREN = 32
+
+
+def busy_mark(root):
+    """What each busy child carries in its command line: one class's mark, so that a test looking for what
+    outlived its own class is not misled by another class graded at the same time (xdist workers)."""
+    return "attack-busy-session-" + hashlib.sha1(os.fsencode(os.path.abspath(root))).hexdigest()[:12]
 
 
 def _attack_busy_sessions(root, aid):
     # busy children, each in a session of its own: with the scheduler's autogroups each session weighs as
     # much as a classmate's whole grading (issue 36, limits)
     code = ("import subprocess, sys\n"
-            f"busy = [subprocess.Popen([sys.executable, '-c', 'while True: pass', {BUSY_MARK!r}], "
+            f"busy = [subprocess.Popen([sys.executable, '-c', 'while True: pass', {busy_mark(root)!r}], "
             f"start_new_session=True) for _ in range({BUSY_CHILDREN})]\n")
     return _with_cell(aid, solved(root, aid), code)
 
