@@ -301,12 +301,20 @@ def drift(P, Q, ctx, n, k, m):
             "the tokens whose own row agrees (only the first guess checked): the notebook's rows, transcribed": ("""
 def harmless_starts(P, Q, k):
     return {t for t in range(len(P)) if int(np.argmax(Q[t])) == int(np.argmax(P[t]))}
-""", "the first guess of a round from there is right"),
+""", "a trusted round that starts from some of them still changes the output"),
             "the whole text from there unchanged (every later round trusted too)": """
 def harmless_starts(P, Q, k):
     n = 12 * (k + 1)
-    return {t for t in range(len(P)) if trusting_greedy(P, Q, t, n, k, 1)[0] == greedy_decode(P, t, n)[0]}
+    return {t for t in range(len(P)) if greedy_decode(Q, t, n)[0] == greedy_decode(P, t, n)[0]}
 """,
+            "the trick run from every token (the broken loop is not available to the Diagnose)": ("""
+def harmless_starts(P, Q, k):
+    return {t for t in range(len(P)) if list(trusting_greedy(P, Q, t, k, k, 1)[0]) == list(greedy_decode(P, t, k)[0])}
+""", "trusting_greedy is not available in the Diagnose"),
+            "the trick's drift measured from every token": ("""
+def harmless_starts(P, Q, k):
+    return {t for t in range(len(P)) if drift(P, Q, t, k, k, 1) == 0}
+""", "drift is not available in the Diagnose"),
             "k - 1 guesses checked": edit("for _ in range(k):   # the k guesses a trusted round emits, each judged after "
                                          "the guess before it", "for _ in range(k - 1):"),
             "k + 1 guesses checked (a bonus counted that a trusted round never emits)": edit(
@@ -318,9 +326,9 @@ def harmless_starts(P, Q, k):
             "a sorted list, not a set": edit("return safe", "return sorted(safe)"),
         },
         "right": {
-            "a trusted round's output compared with the target's own k tokens": """
+            "the draft's own greedy chain from the token against the target's": """
 def harmless_starts(P, Q, k):
-    return {t for t in range(len(P)) if list(trusting_greedy(P, Q, t, k, k, 1)[0]) == list(greedy_decode(P, t, k)[0])}
+    return {t for t in range(len(P)) if list(greedy_decode(Q, t, k)[0]) == list(greedy_decode(P, t, k)[0])}
 """,
             "numpy: all start tokens at once": """
 def harmless_starts(P, Q, k):
