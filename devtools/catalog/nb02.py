@@ -366,7 +366,7 @@ def swapped_reject_rate(p, q):
             "the share of guesses the swapped rule keeps": ("""
 def swapped_reject_rate(p, q):
     return float(sum(q[x] * min(1.0, q[x] / p[x]) if p[x] > 0 else q[x] for x in range(len(p))))
-""", "keeps, not the share it rejects"),
+""", "not the share it rejects"),
             "the correct test's rejections, token by token (over-proposed tokens rejected)": edit(
                 ("under = q < p", "under = q > p"),
                 ("return float((q[under] * (p[under] - q[under]) / p[under]).sum())",
@@ -381,10 +381,18 @@ def swapped_reject_rate(p, q):
                 ("under = q < p", "under = q > p"),
                 ("return float((q[under] * (p[under] - q[under]) / p[under]).sum())",
                  "return float((p[under] * (q[under] - p[under]) / q[under]).sum())")),
-            "a token the target never emits counted as always rejected": """
+            "a token the target never emits counted as always rejected": ("""
 def swapped_reject_rate(p, q):
     return float(sum(q[x] * (1.0 - min(1.0, q[x] / p[x])) if p[x] > 0 else q[x] for x in range(len(p))))
-""",
+""", "always keeps a token with p(x) = 0"),
+            "the student's own swapped test, weighted by the draft (not available to the Diagnose)": ("""
+def swapped_reject_rate(p, q):
+    return 1.0 - float(sum(q[x] * swapped_accept_prob(p, q, x) for x in range(len(p)) if q[x] > 0))
+""", "swapped_accept_prob is not available in the Diagnose"),
+            "the rejected mass of the student's own emitted distribution (not available to the Diagnose)": ("""
+def swapped_reject_rate(p, q):
+    return 1.0 - float(emitted_distribution(p, q, np.zeros(len(p)), swapped_accept_prob).sum())
+""", "emitted_distribution is not available in the Diagnose"),
         },
         "right": {
             "one minus the expected keep probability of the swapped test": """
