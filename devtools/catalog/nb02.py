@@ -384,7 +384,7 @@ def swapped_reject_rate(p, q):
             "a token the target never emits counted as always rejected": ("""
 def swapped_reject_rate(p, q):
     return float(sum(q[x] * (1.0 - min(1.0, q[x] / p[x])) if p[x] > 0 else q[x] for x in range(len(p))))
-""", "always keeps a token with p(x) = 0"),
+""", "always keeps a guess whose p(x) = 0"),
             "the student's own swapped test, weighted by the draft (not available to the Diagnose)": ("""
 def swapped_reject_rate(p, q):
     return 1.0 - float(sum(q[x] * swapped_accept_prob(p, q, x) for x in range(len(p)) if q[x] > 0))
