@@ -469,15 +469,22 @@ def three_token_tv(P, Q, ctx, k, rule="correct"):
                                          "count positions from 1"),
             "the closest position (argmin)": edit("return int(np.argmax(gaps)) + 1", "return int(np.argmin(gaps)) + 1"),
             "every position against the target's FIRST token, P[ctx]": edit(
-                "gaps.append(tv_distance(joint.sum(axis=others), target.sum(axis=others)))",
-                "gaps.append(tv_distance(joint.sum(axis=others), P[ctx]))"),
+                "gaps = [tv_distance(a, b) for a, b in zip(mine, theirs)]",
+                "gaps = [tv_distance(a, P[ctx]) for a in mine]"),
+            "the target's n-th token taken as P[ctx] @ P^n (one step too far)": edit(
+                "theirs = [np.asarray(P[ctx], dtype=float)]",
+                "theirs = [np.asarray(P[ctx], dtype=float) @ P]"),
+            "each round's tokens only, rounds after the first ignored (starts never pushed forward)": edit(
+                "starts[m + length] += starts[m, c] * end[length]", "pass"),
             "the window's TV (the first n tokens jointly), which only grows with n": ("""
+from speclab.rules.exact import first_tokens_joint, target_tokens_joint
 def worst_position(P, Q, ctx, k, rule, n_max):
     gaps = [tv_distance(first_tokens_joint(P, Q, ctx, k, n, rule), target_tokens_joint(P, ctx, n))
             for n in range(1, n_max + 1)]
     return int(np.argmax(gaps)) + 1
 """, "a window's TV only grows"),
             "what each new position adds to the window's TV": ("""
+from speclab.rules.exact import first_tokens_joint, target_tokens_joint
 def worst_position(P, Q, ctx, k, rule, n_max):
     windows = [tv_distance(first_tokens_joint(P, Q, ctx, k, n, rule), target_tokens_joint(P, ctx, n))
                for n in range(1, n_max + 1)]
@@ -488,44 +495,59 @@ def worst_position(P, Q, ctx, k, rule, n_max):
     return {"greedy": 2, "no_resample": 1, "continue": 4}[rule]
 """,
             "the position of the largest single-token gap, max |a - b| (not TV)": edit(
-                "gaps.append(tv_distance(joint.sum(axis=others), target.sum(axis=others)))",
-                "gaps.append(float(np.abs(joint.sum(axis=others) - target.sum(axis=others)).max()))"),
+                "gaps = [tv_distance(a, b) for a, b in zip(mine, theirs)]",
+                "gaps = [float(np.abs(a - b).max()) for a, b in zip(mine, theirs)]"),
         },
         "right": {
-            "each position moved to the front and the rest summed": """
+            "the next n tokens' marginals from each start token, recursively, with a cache": """
+from functools import lru_cache
 def worst_position(P, Q, ctx, k, rule, n_max):
-    J = first_tokens_joint(P, Q, ctx, k, n_max, rule)
-    T = target_tokens_joint(P, ctx, n_max)
     V = len(P)
+    rounds = {c: round_outcomes(P, Q, c, k, rule) for c in range(V)}
+
+    @lru_cache(maxsize=None)
+    def ahead(c, n):
+        # row j: the distribution of the (j+1)-th token emitted from c
+        out = np.zeros((n, V))
+        tokens, _, prob = rounds[c]
+        for row, w in zip(tokens.tolist(), prob.tolist()):
+            said = [t for t in row if t >= 0][:n]
+            for j, x in enumerate(said):
+                out[j, x] += w
+            if len(said) < n:
+                out[len(said):] += w * ahead(said[-1], n - len(said))
+        return out
+
+    mine = ahead(ctx, n_max)
     best, where = -1.0, 0
     for n in range(n_max):
-        a = np.moveaxis(J, n, 0).reshape(V, -1).sum(axis=1)
-        b = np.moveaxis(T, n, 0).reshape(V, -1).sum(axis=1)
-        d = 0.5 * np.abs(a - b).sum()
+        d = 0.5 * float(np.abs(mine[n] - np.linalg.matrix_power(P, n + 1)[ctx]).sum())
         if d > best:
             best, where = d, n + 1
     return where
 """,
-            "the last axis of joints of growing length": """
-def worst_position(P, Q, ctx, k, rule, n_max):
-    gaps = []
-    for n in range(1, n_max + 1):
-        lead = tuple(range(n - 1))
-        J = first_tokens_joint(P, Q, ctx, k, n, rule).sum(axis=lead)
-        T = target_tokens_joint(P, ctx, n).sum(axis=lead)
-        gaps.append(0.5 * float(np.abs(J - T).sum()))
-    return gaps.index(max(gaps)) + 1
-""",
+            "the target's tokens from matrix powers": edit(
+                ("theirs = [np.asarray(P[ctx], dtype=float)]", "theirs = [np.linalg.matrix_power(P, n + 1)[ctx] for n in range(n_max)]"),
+                ("for _ in range(n_max - 1):", ""),
+                ("theirs.append(theirs[-1] @ P)", "")),
         },
         "delegate": {
-            "the distance through the course's tv_distance under another name": """
-from speclab.rules.speculative import tv_distance as tv
+            "speclab.rules.exact's first_tokens_joint, summed over the other positions": """
+from speclab.rules.exact import first_tokens_joint, target_tokens_joint
 def worst_position(P, Q, ctx, k, rule, n_max):
-    J = first_tokens_joint(P, Q, ctx, k, n_max, rule)
-    T = target_tokens_joint(P, ctx, n_max)
-    gaps = [tv(J.sum(axis=tuple(a for a in range(n_max) if a != n)), T.sum(axis=tuple(a for a in range(n_max) if a != n)))
-            for n in range(n_max)]
+    joint = first_tokens_joint(P, Q, ctx, k, n_max, rule)
+    target = target_tokens_joint(P, ctx, n_max)
+    gaps = [tv_distance(joint.sum(axis=tuple(a for a in range(n_max) if a != n)),
+                        target.sum(axis=tuple(a for a in range(n_max) if a != n))) for n in range(n_max)]
     return int(np.argmax(gaps)) + 1
+""",
+            "the exact module's joints, reached as module attributes": """
+from speclab.rules import exact
+def worst_position(P, Q, ctx, k, rule, n_max):
+    J, T = exact.first_tokens_joint(P, Q, ctx, k, n_max, rule), exact.target_tokens_joint(P, ctx, n_max)
+    alone = [(np.moveaxis(J, n, 0).reshape(len(P), -1).sum(axis=1), np.moveaxis(T, n, 0).reshape(len(P), -1).sum(axis=1))
+             for n in range(n_max)]
+    return int(np.argmax([0.5 * float(np.abs(a - b).sum()) for a, b in alone])) + 1
 """,
         },
     },
