@@ -445,7 +445,7 @@ def advice_cost(target, draft, acc, a, k, ctx, overhead):
                 "runs = believed if believed > 1 else 1.0"),
             "a tie counted as speculation serving more (>= 1)": (edit(
                 "runs = honest if believed > 1 else 1.0      # what the chosen deployment serves, per plain token/s",
-                "runs = honest if believed >= 1 else 1.0"), "strictly more"),
+                "runs = honest if believed >= 1 else 1.0"), "a tie is no reason"),
             "the factor upside down (the team's choice over the better one)": edit(
                 "return best / runs", "return runs / best"),
             "the section's intro transcribed: a believing team never speculates": """
