@@ -296,11 +296,6 @@ from speclab.rules.candidates import shortcut_favours as _favours
 def shortcut_favours(p, q, n):
     return _favours(p, q, n)
 """,
-            "the course's exact output of the shortcut (the bar figure's helper)": """
-def shortcut_favours(p, q, n):
-    gap = candidates.exact_output(p, q, n, "shortcut") - np.asarray(p, dtype=float)
-    return [int(y) for y in np.flatnonzero(gap > 1e-12)]
-""",
         },
     },
     "multi_shortcut_tv_formula": {
