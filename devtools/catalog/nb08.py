@@ -499,7 +499,7 @@ def shortcut_tv(target, contexts, proposals):
 def damage_from_copies(px):
     m = float(np.mean(px))
     return m * (1 - m)
-""", "no damage at either position"),
+""", "ONE copy with their mean"),
             "TV without the 0.5": edit("return float(np.mean(px * (1 - px)))", "return float(np.mean(2 * px * (1 - px)))"),
             "the sum over positions, not the mean": edit("return float(np.mean(px * (1 - px)))",
                                                          "return float(np.sum(px * (1 - px)))"),
@@ -512,14 +512,29 @@ def damage_from_copies(px):
                                                      "return float(np.max(px * (1 - px)))"),
             "a numpy array per position, not one number": edit("return float(np.mean(px * (1 - px)))",
                                                                "return px * (1 - px)"),
-        },
-        "right": {
-            "two-token distributions through lookup_marginal": """
+            "brute force through the Break and Measure's functions on two-token distributions": ("""
 def damage_from_copies(px):
     gaps = []
     for a in px:
         p = np.array([float(a), 1.0 - float(a)])
         gaps.append(tv_distance(lookup_marginal(p, 0, "resample_p"), p))
+    return float(np.mean(gaps))
+""", "without calling lookup_marginal"),
+            "brute force through shortcut_tv on a two-token target": ("""
+def damage_from_copies(px):
+    return float(np.mean([shortcut_tv(lambda ctx, a=a: np.array([float(a), 1.0 - float(a)]), [[0]], [0])
+                          for a in px]))
+""", "without calling lookup_marginal, shortcut_tv"),
+        },
+        "right": {
+            "the shortcut's output written out on two tokens (only p(x) matters)": """
+def damage_from_copies(px):
+    gaps = []
+    for a in px:
+        p = np.array([float(a), 1.0 - float(a)])
+        out = (1 - p[0]) * p
+        out[0] += p[0]
+        gaps.append(0.5 * np.abs(out - p).sum())
     return float(np.mean(gaps))
 """,
             "plain Python": """

@@ -248,7 +248,7 @@ def shortcut_favours(p, q, n):
 """,
             "a tie counted as favoured (>= -1e-12)": (edit("return [int(y) for y in np.flatnonzero(gap > 1e-12)]",
                                                          "return [int(y) for y in np.flatnonzero(gap >= -1e-12)]"),
-                                                    "the tokens whose exact probability"),
+                                                    "with one candidate the shortcut is the correct rule"),
             "the tokens it emits less often (sign flipped)": edit("return [int(y) for y in np.flatnonzero(gap > 1e-12)]",
                                                                  "return [int(y) for y in np.flatnonzero(gap < -1e-12)]"),
             "the correct rule's output, p itself: never any": """
@@ -302,20 +302,21 @@ def shortcut_favours(p, q, n):
         "wrong": {
             "beta^n instead of beta^(n-1)": (edit(
                 _FORMULA,
-                "return float(beta * (1 - beta ** n) * tv_distance(overlap / overlap.sum(), residual(p, q)))"), "the exponent is n - 1"),
+                "return float(beta * (1 - beta ** n) * tv_distance(overlap / overlap.sum(), residual(p, q)))"),
+                "with one candidate the shortcut is the correct rule"),
             "the leading beta missing": (edit(
                 _FORMULA,
-                "return float((1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), residual(p, q)))"), "a factor beta in front"),
+                "return float((1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), residual(p, q)))"), "the shortcut's exact output"),
             "min(p, q) not normalised": (edit(
                 _FORMULA,
-                "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap, residual(p, q)))"), "normalise min(p, q)"),
+                "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap, residual(p, q)))"), "the shortcut's exact output"),
             "beta taken as the acceptance, sum(min(p, q))": (edit('''
 beta = 1.0 - overlap.sum()
 if beta < 1e-12 or beta > 1 - 1e-12:
 ''', '''
 beta = overlap.sum()
 if beta >= 1:
-'''), "REJECTION probability"),
+'''), "the shortcut's exact output"),
             "TV against p instead of the residual": edit(
                 _FORMULA,
                 "return float(beta * (1 - beta ** (n - 1)) * tv_distance(overlap / overlap.sum(), p))"),
