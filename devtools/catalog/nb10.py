@@ -183,29 +183,89 @@ def stale_cache_tv(target, context, rejected):
 """,
         },
     },
-    "junk_in_cache": {
+    "what_the_target_read": {
         "wrong": {
-            "counts a round's own rejections in its rows": edit(
-                "out += [junk] * (a + 1)\njunk += d - a", "junk += d - a\nout += [junk] * (a + 1)"),
-            "assumes every round drafted the maximum": edit("junk += d - a", "junk += max(drafted) - a"),
-            "one entry per round": edit("out += [junk] * (a + 1)", "out.append(junk)"),
-            "the rejections of this round only, not accumulated": edit("junk += d - a", "junk = d - a"),
+            "the text before each token (what a loop that rolls back reads)": ("""
+# Helpers you may call: none
+def what_the_target_read(prompt, rounds):
+    text, reads = [int(t) for t in prompt], []
+    for drafted, emitted in rounds:
+        for t in emitted:
+            reads.append(list(text))
+            text.append(int(t))
+    return reads
+""", "rolls its cache back"),
+            "every leftover draft gathered just before the last token (Exercise E's case, generalised)": ("""
+# Helpers you may call: none
+def what_the_target_read(prompt, rounds):
+    text, left, reads = [int(t) for t in prompt], [], []
+    for drafted, emitted in rounds:
+        for t in emitted:
+            reads.append(text[:-1] + left + text[-1:])
+            text.append(int(t))
+        left += list(drafted[len(emitted) - 1:])
+    return reads
+""", "Exercise E's case"),
+            "the leftover drafts after the text": """
+# Helpers you may call: none
+def what_the_target_read(prompt, rounds):
+    text, left, reads = [int(t) for t in prompt], [], []
+    for drafted, emitted in rounds:
+        for t in emitted:
+            reads.append(text + left)
+            text.append(int(t))
+        left += list(drafted[len(emitted) - 1:])
+    return reads
+""",
+            "the old question's answer: a count of leftovers per token": ("""
+# Helpers you may call: none
+def what_the_target_read(prompt, rounds):
+    out, junk = [], 0
+    for drafted, emitted in rounds:
+        out += [junk] * len(emitted)
+        junk += len(drafted) - (len(emitted) - 1)
+    return out
+""", "not a single number"),
+            "every row reads the whole verify pass (no causal mask)": edit(
+                "reads.append(cache + fed[:len(fresh) + i])", "reads.append(cache + fed)"),
+            "each row reads the token it chose (one row late)": edit(
+                "reads.append(cache + fed[:len(fresh) + i])", "reads.append(cache + fed[:len(fresh) + i + 1])"),
+            "the emitted token never fed to the next round": edit(
+                "fresh = [int(emitted[-1])]", "fresh = []"),
+            "the correction written over the first rejected draft's slot": edit(
+                ("cache += fed                           # never cut back: every draft stays where it was fed",
+                 "cache += fresh + [int(x) for x in emitted] + [int(x) for x in drafted][len(emitted):]"),
+                ("fresh = [int(emitted[-1])]", "fresh = []")),
         },
         "right": {
-            "a running sum": """
+            "one log, sliced by lengths": """
 # Helpers you may call: none
-def junk_in_cache(drafted, kept):
-    import itertools
-    left = [0] + list(itertools.accumulate(d - a for d, a in zip(drafted, kept)))
-    return [left[r] for r, a in enumerate(kept) for _ in range(a + 1)]
+def what_the_target_read(prompt, rounds):
+    log, ends, first = [], [], True
+    for drafted, emitted in rounds:
+        fed = list(prompt) if first else [emitted_before[-1]]
+        start = len(log) + len(fed)
+        log += fed + list(drafted)
+        ends += [start + i for i in range(len(emitted))]
+        emitted_before, first = emitted, False
+    return [[int(t) for t in log[:end]] for end in ends]
 """,
         },
         "delegate": {
-            "the course's count": """
+            "the course's verify_block over a model that reads out its cache": """
 # Helpers you may call: none
-from speclab.decoding.specloop import junk_in_cache as count
-def junk_in_cache(drafted, kept):
-    return count(drafted, kept)
+from speclab.decoding.specloop import verify_block as one_pass
+class _Log:
+    def forward(self, tokens, cache):
+        start = len(cache)
+        cache.extend(int(t) for t in tokens)
+        return [list(cache[:start + i + 1]) for i in range(len(tokens))]
+def what_the_target_read(prompt, rounds):
+    cache, fresh, reads = [], list(prompt), []
+    for drafted, emitted in rounds:
+        reads += one_pass(_Log(), cache, fresh, drafted)[:len(emitted)]
+        fresh = [emitted[-1]]
+    return reads
 """,
         },
     },

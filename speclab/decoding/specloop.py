@@ -193,16 +193,6 @@ def stale_cache_tv(target, context, rejected):
     return float(0.5 * np.abs(p - p_stale).sum())
 
 
-def junk_in_cache(drafted, kept):
-    """For each emitted token of a stale-cache run, the rejected drafts in the target's cache when the
-    row that decided it was computed (drafted, kept: per round)."""
-    out, junk = [], 0
-    for d, a in zip(drafted, kept):
-        out += [junk] * (a + 1)
-        junk += d - a
-    return out
-
-
 class Recording:
     """A model that keeps what each of its forwards was fed and the logits it returned, in order."""
 

@@ -28,7 +28,7 @@ NO_TWIN = {
     "07_roofline": {"advice_cost"},
     "08_real_text": {"verify_context_round", "lookup_marginal", "shortcut_tv"},
     "09_beyond_one_draft": {"multi_candidate_sample", "multi_shortcut_tv_formula"},
-    "10_real_transformer": {"generate_stale"},
+    "10_real_transformer": {"generate_stale", "what_the_target_read"},
 }
 
 
