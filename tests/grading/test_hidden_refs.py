@@ -169,13 +169,12 @@ def test_every_route_to_the_graded_notebooks_reference_scores_nothing(tmp_path):
     assert got == {name: results["blank"].score for name in ATTACK_ROUTES}, (got, results["blank"].score)
 
 
-def test_hidden_references_are_on_by_default_and_each_exception_says_why():
+def test_hidden_references_are_on_by_default():
     import os
     import subprocess
     import sys
 
-    from grading.course import REPO, assignments
-    from grading.judge.execute import NOT_HIDDEN
+    from grading.course import REPO
 
     env = {k: v for k, v in os.environ.items() if k != "SPECLAB_HIDE_REFERENCES"}
     code = "from grading.judge.execute import JudgeExecute as J; print(J().hide_references)"
@@ -183,7 +182,6 @@ def test_hidden_references_are_on_by_default_and_each_exception_says_why():
         run_env = env if value is None else {**env, "SPECLAB_HIDE_REFERENCES": value}
         out = subprocess.run([sys.executable, "-c", code], env=run_env, cwd=REPO, capture_output=True, text=True)
         assert out.stdout.strip() == want, (value, out.stdout, out.stderr[-500:])
-    assert set(NOT_HIDDEN) <= set(assignments()) and all(len(why) > 40 for why in NOT_HIDDEN.values())
 
 
 @pytest.mark.skipif(not sandbox.available()[0], reason="bubblewrap cannot start here")
@@ -205,3 +203,85 @@ def test_no_route_finds_the_reference_in_a_kernel_graded_for_its_notebook(tmp_pa
         nb, {"metadata": {"path": str(tmp_path)}})
     texts = [o.get("text", "") for o in nb.cells[0].outputs if o.get("name") == "stdout"]
     assert texts and texts[-1].strip() == "[]", nb.cells[0].outputs
+
+
+def run_hidden(tmp_path, aid, code, timeout=120):
+    """Run `code` as one cell in a sandboxed kernel whose speclab lacks `aid`'s references, as grading `aid` starts
+    it; returns the cell's outputs."""
+    source = nbformat.read(f"solutions/{aid}/{aid}.ipynb", as_version=4)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    config = Config()
+    config.SandboxedKernelManager.folder = str(tmp_path / "kernel")
+    config.SandboxedKernelManager.hidden = hidden.exercise_names(source)
+    config.SandboxedKernelManager.notebook = aid
+    RobustExecute(config=config, timeout=timeout, sandbox=True, kernel_name="python3", allow_errors=True).preprocess(
+        nb, {"metadata": {"path": str(tmp_path)}})
+    return nb.cells[0].outputs
+
+
+# 02's widget, built and moved in a kernel grading 02: its title's rate is the shaded overlap, not the course's
+# acceptance_rate (hidden there). Seen failing with update_overlap calling speculative.acceptance_rate: the probe
+# raised "the course's reference for acceptance_rate is not available while 02_acceptance_rule is graded".
+WIDGET_02 = """
+from speclab.views import widgets
+from speclab.views.figures import nb02
+w = widgets.live(nb02.build_overlap, nb02.update_overlap,
+                 blend_weight=widgets.slider(0.85, 0.0, 1.0, 0.05, "blend weight w"),
+                 temperature=widgets.slider(1.0, 0.3, 3.0, 0.1, "temperature T"))
+perfect = widgets.probe(w, "blend weight w", 1.0)["rate"]
+widgets.probe(w, "blend weight w", 0.85)
+print(repr((w.result["rate"], widgets.probe(w, "temperature T", 1.3)["rate"], perfect)))
+"""
+
+
+@pytest.mark.skipif(not sandbox.available()[0], reason="bubblewrap cannot start here")
+def test_02_widget_draws_in_a_kernel_grading_02(tmp_path):
+    outputs = run_hidden(tmp_path, AID, WIDGET_02)
+    texts = [o.get("text", "") for o in outputs if o.get("name") == "stdout"]
+    assert texts and not [o for o in outputs if o.get("output_type") == "error"], outputs
+    good, hotter, perfect = eval(texts[-1])
+    assert round(good, 4) == 0.9286 and round(hotter, 3) == 0.947 and abs(perfect - 1) < 1e-12, (good, hotter, perfect)
+
+
+# One route to one reference of each notebook whose demo cells once needed the course's own (07's weight_bytes, 10's
+# prompt_lookup): imported by a built name, and its module's file run anew. The kernel is configured with the names
+# JudgeExecute hides when it grades that notebook. Seen failing while NOT_HIDDEN exempted 07 and 10: both routes
+# answered (07: 13476831232 bytes, 10: [3, 1]).
+ROUTE_TO = {"07_roofline": ("speed.hardware", "weight_bytes", "(mod.load_model('llama-2-7b'),)"),
+            "10_real_transformer": ("decoding.specloop", "prompt_lookup", "([1, 2, 3, 1, 2], 2)")}
+ROUTE = """
+import importlib
+mod = importlib.import_module('spec' + 'lab.{module}')
+args, seen = {args}, {{}}
+try:
+    seen["import"] = repr(getattr(mod, {func!r})(*args))
+except RuntimeError as e:
+    seen["import"] = str(e)
+ns = {{"__name__": "speclab.copied", "__package__": mod.__package__}}
+exec(compile(open(mod.__file__).read(), mod.__file__, "exec"), ns)
+try:
+    seen["file"] = repr(ns[{func!r}](*args))
+except RuntimeError as e:
+    seen["file"] = str(e)
+print(repr(seen))
+"""
+
+
+@pytest.mark.skipif(not sandbox.available()[0], reason="bubblewrap cannot start here")
+@pytest.mark.parametrize("aid", sorted(ROUTE_TO))
+def test_a_kernel_grading_07_or_10_reaches_none_of_its_references(tmp_path, aid):
+    from grading.judge.execute import JudgeExecute
+
+    source = nbformat.read(f"solutions/{aid}/{aid}.ipynb", as_version=4)
+    module, func, args = ROUTE_TO[aid]
+    names = JudgeExecute().hidden_names(aid, source)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(ROUTE.format(module=module, func=func, args=args))])
+    config = Config()
+    config.SandboxedKernelManager.folder = str(tmp_path / "kernel")
+    config.SandboxedKernelManager.hidden = names
+    config.SandboxedKernelManager.notebook = aid
+    RobustExecute(config=config, timeout=120, sandbox=True, kernel_name="python3").preprocess(
+        nb, {"metadata": {"path": str(tmp_path)}})
+    texts = [o.get("text", "") for o in nb.cells[0].outputs if o.get("name") == "stdout"]
+    gone = f"the course's reference for {func} is not available while {aid} is graded"
+    assert texts and eval(texts[-1]) == {"import": gone, "file": gone}, nb.cells[0].outputs

@@ -2,11 +2,11 @@
 
 The blend weight w mixes the target with an unrelated table (blend(P, other2, w): w = 1 is a
 perfect draft) and the temperature T re-samples the result (temper). The figure shades the
-overlap min(p, q) and the title gives the acceptance rate, from speclab's reference
-acceptance_rate, so the widget works before the learner's exercises do.
+overlap min(p, q) and the title gives the acceptance rate: the shaded area, sum(min(p, q)), added up
+here. So the widget works before the learner's exercises do, and in a kernel grading notebook 02, where
+the course's acceptance_rate is hidden (grading/kernels/hidden.py).
 """
 from .. import onetoken, widgets
-from ...rules import speculative
 from ...models.tables import blend, table, target, temper
 from ...models.tokens import V, token
 
@@ -30,8 +30,8 @@ def update_overlap(parts, blend_weight, temperature):
     bars, title = parts
     p = P[CTX]
     q_row = temper(blend(P, OTHER, blend_weight), temperature)[CTX]
-    rate = speculative.acceptance_rate(p, q_row)
     overlap = onetoken.overlap_update(bars, p, q_row)
+    rate = float(overlap.sum())   # the guesses kept: the shaded area
     title.axes.set_ylim(0, onetoken.room(max(p.max(), q_row.max())))  # steps only for a peaked draft
     title.set_text(f"w = {blend_weight:.2f}, T = {temperature:.2f}: {rate:.1%} of the guesses are kept")
     return {"q": q_row, "overlap": overlap, "rate": rate}
