@@ -1,6 +1,6 @@
 """The small agent the judge runs in the student's kernel: it serves the judge's requests over a Unix socket.
 
-Sent as text to the sandboxed kernel after codec.py's, into the same module (see execute.BOOT); there `install`
+Sent as text to the sandboxed kernel after codec.py's and sync.py's, into the same module (see execute.BOOT); there `install`
 binds it as `__speclab_judge__`. It is the student's: student code can call it, answer for it or write on its
 socket, so the judge trusts nothing it sends (codec.py's decode, and the judge's bounds on what it reads), and it
 holds nothing worth reaching: no resolver of names, no course function (a function of the judge's is a
@@ -13,9 +13,10 @@ import json
 import numpy as np
 
 try:
-    from .codec import (FUNCTIONS, KINDS, PLAIN, CodecError, Missing, Seal, Shared, course_object, decode, encode,
-                        error_of, fresh, full_name, mutable, plain_hook, update_in_place)
-except ImportError:  # in the kernel: codec.py's text ran first, in this module's own namespace
+    from .codec import (FUNCTIONS, KINDS, PLAIN, CodecError, Missing, Seal, course_object, decode, encode, error_of,
+                        fresh, full_name, mutable, plain_hook, table_from)
+    from .sync import Shared, update_in_place
+except ImportError:  # in the kernel: codec.py's and sync.py's text ran first, in this module's own namespace
     pass
 
 MAX_PRINTS = 100_000  # characters of the student's prints kept per message to the judge
@@ -138,6 +139,8 @@ class Agent:
     def _enc_hook(self, x):
         for i, a in enumerate(self.args):
             if x is a:
+                if self.shared is not None:
+                    self.shared.exposed = True  # the judge's code holds it now: the next crossings compare
                 return {"ref": i}
         if type(x) in PLAIN:
             return None
@@ -160,10 +163,13 @@ class Agent:
         if tag == "cb" and type(body) is int:
             return Callback(self, body)
         if tag == "keep" and type(body) is list and len(body) == 2 and type(body[0]) is int:
-            value = decode(body[1], self._dec_hook)
-            if type(value) is not dict:
-                raise CodecError("only a dict is held")
-            value = as_block(value)
+            if type(body[1]) is dict and list(body[1]) == ["rows"]:  # a count table: its rows one block already
+                value = table_from(body[1]["rows"])
+            else:
+                value = decode(body[1], self._dec_hook)
+                if type(value) is not dict:
+                    raise CodecError("only a dict is held")
+                value = as_block(value)
             self.held[body[0]] = (value, Seal(value))
             return self._lend(body[0])
         if tag == "held" and type(body) is int:
@@ -199,7 +205,7 @@ class Agent:
     def callback(self, cid, args, kwargs):
         self._write({"cb": cid, "args": encode(list(args), self._enc_hook),
                      "kwargs": encode(dict(kwargs), self._enc_hook),
-                     "sync": self.shared.changes() if self.shared else {}})
+                     "sync": self.shared.sync() if self.shared else {}})  # after the args: a ref exposes
         while True:  # the answer to this request's callback (a line left from a stopped request is passed over)
             msg = self._read()
             if msg.get("kind") == "answer" and msg.get("n") == self.n:

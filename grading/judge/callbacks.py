@@ -6,6 +6,7 @@ import types
 from . import codec
 from .codec import FUNCTIONS, CodecError, decode, encode, full_name, plain_hook
 from .outcome import Late
+from .sync import same_plain_list
 
 
 def course_function(name):
@@ -42,7 +43,7 @@ def _answer(run, hook, shared, msg, handed):
     except BaseException as e:
         answer = {"exc": codec.error_of(e)}
     try:
-        answer["sync"] = shared.changes()
+        answer["sync"] = shared.sync()
         answer["back"] = _given_back(msg.get("args"), handed[0]) if handed else {}
     except CodecError:
         pass
@@ -53,7 +54,8 @@ def _given_back(sent, args):
     """{position: new state} of the positional arguments the kernel sent by value that the call changed."""
     out = {}
     for i, (j, x) in enumerate(zip(sent if type(sent) is list else (), args)):
-        if codec.mutable(x) and not (type(j) is dict and set(j) & {"ref", "held", "keep", "rm", "cb"}):
+        if codec.mutable(x) and not (type(j) is dict and set(j) & {"ref", "held", "keep", "rm", "cb"}) \
+                and not same_plain_list(x, j):  # 08's contexts: compared as they are, not encoded again
             now = encode(x, plain_hook)
             if now != j:
                 out[str(i)] = now

@@ -31,7 +31,7 @@ from ..kernels import hidden
 from ..kernels import sandbox as sandboxes
 from ..cells import grade_id
 from ..kernels.robust import RobustExecute
-from . import agent, codec, registry
+from . import agent, codec, registry, sync
 from .channel import STRAY_LINES, Channel
 from .judge import Judge
 from .outcome import STREAM_CAP, Dead, Late, Refused, _error, append_stream
@@ -44,8 +44,8 @@ OPT_OUT = {}
 HIDE_REFERENCES = "SPECLAB_HIDE_REFERENCES"  # =0: the kernel keeps the graded notebook's references (to measure)
 JUDGE_OPTED_OUT = "SPECLAB_JUDGE_OPTED_OUT"  # =1: judge these too (to measure them: devtools/benches/judge.py)
 
-# the registry's text, then the codec's, run in one module (the codec's import of the registry fails there)
-CODEC = Path(registry.__file__).read_text() + "\n" + Path(codec.__file__).read_text()
+# the registry's text, the codec's, then sync's, run in one module (their imports of each other fail there)
+CODEC = "\n".join(Path(m.__file__).read_text() for m in (registry, codec, sync))
 AGENT = Path(agent.__file__).read_text()
 BOOT = ("def __speclab_boot__(*sources):\n"
         "    import types\n"

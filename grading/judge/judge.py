@@ -15,9 +15,10 @@ import numpy as np
 from ..cells import grade_id
 from . import codec, remote
 from .callbacks import _answer, _call_of, course_function
-from .codec import HOLD, PLAIN, CodecError, Seal, Shared, course_object, decode, encode, plain_hook
+from .codec import HOLD, PLAIN, CodecError, Seal, course_object, decode, encode, plain_hook, rows_of
 from .outcome import Dead, Late, Refused, _error, _text, append_stream
 from .slicing import _parse, course_slice, exercises, is_test
+from .sync import Shared
 
 # ----------------------------------------------------------------------------- the proxy
 
@@ -172,7 +173,8 @@ class Judge:
         self.holding = True
         self.handles += 1  # a new number for every dict sent (each kept alive in self.held, so ids stay unique)
         self.held[id(x)] = (x, self.handles, seal)
-        return {"keep": [self.handles, {"dict": [[encode(k, hook), encode(v, hook)] for k, v in x.items()]}]}
+        rows = rows_of(x)  # a count table, as its entries that are not zero
+        return {"keep": [self.handles, rows or {"dict": [[encode(k, hook), encode(v, hook)] for k, v in x.items()]}]}
 
     def _shared_hook(self, x):
         """plain_hook, with a held dict named by its handle (what the kernel lends is not compared)."""
@@ -188,9 +190,11 @@ class Judge:
         callbacks[cid] = fn
         return cid
 
-    def _dec(self, callbacks, originals):
+    def _dec(self, callbacks, originals, shared=None):
         def hook(tag, body):
             if tag == "ref" and type(body) is int and 0 <= body < len(originals):
+                if shared is not None:
+                    shared.exposed = True  # a callback holds it now: the next crossings compare
                 return originals[body]
             if tag == "fn":
                 return course_function(body)
@@ -234,7 +238,7 @@ class Judge:
         if self.holding:  # the kernel knows what it keeps by its handle, and so does this side
             known = [encode(a, self._shared_hook) if codec.mutable(a) else j for a, j in zip(originals, known)]
         shared = Shared(originals, known, self._shared_hook, private=True)  # `originals` then holds the copies
-        dec = self._dec(callbacks, originals)
+        dec = self._dec(callbacks, originals, shared)
 
         def on_callback(msg):
             return self._callback(msg, callbacks, originals, dec, shared)

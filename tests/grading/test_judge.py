@@ -19,7 +19,7 @@ from devtools import attacks, badsubmissions as bs
 from devtools.coursework import leaked_hidden_lines
 from grading.course import REPO, scratch_course, source_notebook
 from grading.gradebook import cell_scores
-from grading.judge import agent, codec
+from grading.judge import agent, codec, sync
 from grading.judge.execute import JUDGE_OPTED_OUT, OPT_OUT
 from grading.judge.slicing import course_slice, exercises
 from speclab.rules.sampling import ScriptedRNG
@@ -93,21 +93,57 @@ def test_an_argument_is_sent_again_only_when_it_changed(monkeypatch):
     with what was last sent; a plain list is compared as it is, without encoding it again (08's contexts)."""
     contexts = [list(range(50)) for _ in range(20)]
     arr = [np.zeros(3)]
-    shared = codec.Shared([contexts, arr, 7], [codec.encode(contexts), codec.encode(arr), 7])
-    real, calls = codec.encode, []
+    shared = sync.Shared([contexts, arr, 7], [codec.encode(contexts), codec.encode(arr), 7])
+    real, calls = sync.encode, []
 
     def counting(x, hook=None, depth=0):
         if depth == 0:
             calls.append(id(x))
         return real(x, hook, depth)
 
-    monkeypatch.setattr(codec, "encode", counting)
+    monkeypatch.setattr(sync, "encode", counting)
     assert shared.changes() == {} and calls == [id(arr)], "an unchanged plain list was encoded again"
     contexts[7][3] = -1
     arr[0][1] = 2.0
     changed = shared.changes()
     assert sorted(changed) == ["0", "1"], changed
     assert changed["0"][7][3] == -1 and shared.changes() == {}
+
+
+WALKS = """
+def walk(contexts, f, g):
+    contexts[0].append(99)          # changed before any callback holds an argument
+    a = f(len(contexts[0]))         # handed a number: nothing to compare yet
+    b = g(contexts)                 # handed the argument itself: the judge's code sees the change, makes one
+    d = len(contexts[1])            # ... which is here when it returns
+    contexts[1].append(7)
+    c = f(0)                        # from here on every crossing compares: what the judge holds moves on
+    return a, b, c, d
+
+def count(contexts, f):
+    return [f(len(c)) for c in contexts]
+"""
+
+
+def test_a_callback_compares_the_arguments_only_once_one_was_handed_over(monkeypatch):
+    """08's shortcut_tv calls the target back 2,136 times beside 4,000 long contexts: both sides compare the call's
+    arguments at a callback only once a callback of the call was handed one of them (a ref), and from then on at
+    every crossing, so that what the judge's code holds always shows the kernel's changes."""
+    j, ns = judged(WALKS)
+    kernel_side, judge_side = j.transport.module.Shared, sync.Shared
+    counts = {"kernel": 0, "judge": 0}
+    for side, cls in (("kernel", kernel_side), ("judge", judge_side)):
+        real = cls.changes
+        monkeypatch.setattr(cls, "changes", lambda self, real=real, side=side: counts.__setitem__(
+            side, counts[side] + 1) or real(self))
+    exec("_ctx = [list(range(3000)) for _ in range(200)]\n_sizes = count(_ctx, lambda n: n + 1)", ns)
+    assert ns["_sizes"] == [3001] * 200
+    assert counts == {"kernel": 1, "judge": 0}, f"compared at callbacks that held no argument: {counts}"
+    exec("_ctx = [[1, 2], [3]]\n_held = []\n"
+         "def _g(c):\n    _held.append(c)\n    c[1].append(8)\n    return len(c[0])\n"
+         "_out = walk(_ctx, lambda n: len(_held[0][1]) if _held else n, _g)", ns)
+    assert ns["_out"] == (3, 3, 3, 2), ns["_out"]
+    assert ns["_ctx"] == [[1, 2], [3]] and ns["_held"][0] == [[1, 2, 99], [3, 8, 7]], (ns["_ctx"], ns["_held"])
 
 
 class LocalAgent:
@@ -191,6 +227,38 @@ def test_a_count_table_is_lent_itself_and_checked_before_each_use():
         assert judge.ns["look"]([table], (3, 3)) == (rows[123][0],) * 2 and kernel.sizes[-1] < first / 20
     assert len(set(kernel.ns["seen"][-2:])) == 1, "an untouched held table is lent itself, never copied"
     assert rows[42][0] == 7.0 and np.shares_memory(table[(1, 2)], rows), "the kernel's write came back to the judge"
+
+
+def test_a_count_table_crosses_as_its_entries_that_are_not_zero():
+    """A dict of int-tuple keys and arrays of one shape and dtype (next_counts' tables) is sent as the positions and
+    bits of its entries that are not all zero: what arrives is the same dict bit for bit (-0.0 and NaN too, keys
+    in order, m = 0 too), its values the rows of one block; anything else is sent a value at a time, and a
+    malformed table is refused."""
+    keys = [(i, j) for i in range(30) for j in range(40)]
+    rows = np.zeros((len(keys), 7))
+    rows[::5, 3], rows[7, 0], rows[8, 1], rows[9, 6] = 2.0, -0.0, np.nan, 1e-300
+    table = dict(zip(keys, rows))
+    sent = json.loads(json.dumps(codec.rows_of(table)))
+    assert len(json.dumps(sent)) < len(codec.dumps(table)) / 10, "not smaller than a row at a time"
+    got = codec.table_from(sent["rows"])
+    assert list(got) == keys and all(type(k) is tuple and all(type(t) is int for t in k) for k in got)
+    assert np.stack(list(got.values())).view(np.uint64).tolist() == rows.view(np.uint64).tolist()
+    assert codec.Seal(got).block is not None, "the rows of one block, as the agent lends them"
+    empty = codec.table_from(json.loads(json.dumps(codec.rows_of({(): np.array([3, 0, 1], dtype=np.int32)})))["rows"])
+    assert list(empty) == [()] and empty[()].dtype == np.int32 and empty[()].tolist() == [3, 0, 1]
+    for other in ({(1, True): np.zeros(2)}, {(1, 2): np.zeros(2), (1,): np.zeros(2)}, {"a": np.zeros(2)},
+                  {(1,): np.zeros(2), (2,): np.zeros(3)}, {(1,): np.zeros(2), (2,): np.zeros(2, np.float32)},
+                  {(1,): np.zeros(2, complex)}, {(2**70,): np.zeros(1)}, {(1,): [0.0]}, {}):
+        assert codec.rows_of(other) is None, other
+    good = sent["rows"]
+    repeated = codec._ints(np.zeros(2 * len(keys), int))
+    for i, bad in [(0, -1), (0, 1.5), (0, 1), (2, ["<i1", "AA=="]), (2, ["<u8", good[2][1]]), (2, "AA=="), (2, repeated),
+                   (3, "|O"), (4, [-1]), (5, codec._ints(np.array([10**9]))), (5, codec._ints(np.array([-1]))),
+                   (6, "AAAA")]:
+        forged = list(good)
+        forged[i] = bad
+        with pytest.raises((codec.CodecError, ValueError)):
+            codec.table_from(forged)
 
 
 def test_the_slice_leaves_out_plots_and_widgets():
