@@ -248,8 +248,8 @@ def pytest_runtest_protocol(item, nextitem):
     """With SPECLAB_TIMELINE=<file>, append one JSON line per test: its xdist worker, start and end (wall
     clock, so workers line up); `cpu`, the CPU seconds its worker process and the children it reaped
     meanwhile used (its kernels); `tree_cpu`, the same for the worker's whole live process tree, which also
-    counts what Chromium, the lab server and their kernels used during the test (the browser group's 290 CPU s
-    were seen only here). Neither counts what a process reparented away used: the sandboxed kernels' bwrap
+    counts what Chromium, the lab server and their kernels used during the test (in `cpu` they show only when
+    the session ends). Neither counts what a process reparented away used: the sandboxed kernels' bwrap
     (a test that autogrades three submissions in the sandbox showed 2 CPU s); /proc/stat counts the whole
     machine. Then what the test recorded with record_property (the browser tests: seconds per phase)."""
     path = os.environ.get("SPECLAB_TIMELINE")
