@@ -77,7 +77,7 @@ formgrader: setup
 	  --LabApp.news_url=None --LabApp.default_url=/formgrader \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
-# One xdist worker more than there are cores: the browser tests mostly wait on the page (their group used 290 CPU s
+# One xdist worker more than there are cores: the browser tests mostly wait on the page (their group used 286 CPU s
 # in ~14 minutes of one worker), so a worker beside them keeps both cores busy. --dist loadgroup keeps each
 # xdist_group on one worker: the browser tests are two groups (tests/browser/test_browser_notebooks.py), each with
 # its own JupyterLab and Chromium. --no-loadscope-reorder keeps collection order, so the two browser groups start

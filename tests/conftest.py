@@ -249,8 +249,8 @@ def pytest_runtest_protocol(item, nextitem):
     clock, so workers line up); `cpu`, the CPU seconds its worker process and the children it reaped
     meanwhile used (its kernels); `tree_cpu`, the same for the worker's whole live process tree, which also
     counts what Chromium, the lab server and their kernels used during the test (in `cpu` they show only when
-    the session ends). Neither counts what a process reparented away used: the sandboxed kernels' bwrap
-    (a test that autogrades three submissions in the sandbox showed 2 CPU s); /proc/stat counts the whole
+    the session ends). Neither sees the sandboxed kernels (a test that autogrades three submissions in
+    the sandbox showed 2 CPU s: their processes leave the tree before the test ends, not reaped by it); /proc/stat counts the whole
     machine. Then what the test recorded with record_property (the browser tests: seconds per phase)."""
     path = os.environ.get("SPECLAB_TIMELINE")
     if not path:
