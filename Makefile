@@ -77,11 +77,14 @@ formgrader: setup
 	  --LabApp.news_url=None --LabApp.default_url=/formgrader \
 	  $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
-# Every core by default (xdist workers); --dist loadgroup keeps each xdist_group (the browser tests) on one worker.
-# --no-loadscope-reorder keeps collection order, so the browser group (the longest, ~14 min of one worker)
-# starts first and the other worker's short tests fill in around it. xdist's default sends the groups with
-# most tests first (the catalog's), which left the browser group running alone for the last 5 minutes.
-PYTEST_ARGS ?= -n auto --dist loadgroup --no-loadscope-reorder -q
+# One xdist worker more than there are cores: the browser tests mostly wait on the page (their group used 286 CPU s
+# in ~14 minutes of one worker), so a worker beside them keeps both cores busy. --dist loadgroup keeps each
+# xdist_group on one worker: the browser tests are two groups (tests/browser/test_browser_notebooks.py), each with
+# its own JupyterLab and Chromium. --no-loadscope-reorder keeps collection order, so the two browser groups start
+# first, one worker each, and the other workers' short tests fill in around them. xdist's default sends the groups
+# with most tests first (the catalog's), which left the browser group running alone for the last 5 minutes.
+WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
+PYTEST_ARGS ?= -n $(WORKERS) --dist loadgroup --no-loadscope-reorder -q
 
 test: setup proxy
 	@$(BIN)/python grading/prereqs.py --for test

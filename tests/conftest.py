@@ -225,13 +225,33 @@ def _working_directory_kept(request):
 
 # --- where a run's time goes ------------------------------------------------------------------------
 
+def _tree_cpu(pid):
+    """CPU seconds of pid's live process tree: each live member's own and what it reaped. Walks only the
+    tree (/proc/<pid>/task/*/children), so it costs a few reads per test, not a scan of every process."""
+    from grading.kernels.procfs import process_cpu
+
+    total, frontier = 0.0, [pid]
+    while frontier:
+        member = frontier.pop()
+        total += process_cpu(member)
+        try:
+            for task in os.listdir(f"/proc/{member}/task"):
+                with open(f"/proc/{member}/task/{task}/children") as f:
+                    frontier += [int(c) for c in f.read().split()]
+        except OSError:
+            pass  # it ended meanwhile: its parent's reaped time has it
+    return total
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """With SPECLAB_TIMELINE=<file>, append one JSON line per test: its xdist worker, start and end (wall
-    clock, so workers line up), and the CPU seconds its worker process and the children it reaped meanwhile
-    used (its kernels; not the grader's pool, whose forkserver outlives the test, and Chromium's and the lab
-    server's only when the session ends: /proc/stat counts the whole machine); and what the test recorded
-    with record_property (the browser tests: seconds per phase)."""
+    clock, so workers line up); `cpu`, the CPU seconds its worker process and the children it reaped
+    meanwhile used (its kernels); `tree_cpu`, the same for the worker's whole live process tree, which also
+    counts what Chromium, the lab server and their kernels used during the test (in `cpu` they show only when
+    the session ends). Neither sees the sandboxed kernels (a test that autogrades three submissions in
+    the sandbox showed 2 CPU s: their processes leave the tree before the test ends, not reaped by it); /proc/stat counts the whole
+    machine. Then what the test recorded with record_property (the browser tests: seconds per phase)."""
     path = os.environ.get("SPECLAB_TIMELINE")
     if not path:
         yield
@@ -243,9 +263,10 @@ def pytest_runtest_protocol(item, nextitem):
     def cpu():
         return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage,
                                                          (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
-    start, before = time.time(), cpu()
+    start, before, tree_before = time.time(), cpu(), _tree_cpu(os.getpid())
     yield
     line = {"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "test": item.nodeid, "start": start,
-            "end": time.time(), "cpu": cpu() - before, **dict(item.user_properties)}
+            "end": time.time(), "cpu": cpu() - before, "tree_cpu": round(_tree_cpu(os.getpid()) - tree_before, 2),
+            **dict(item.user_properties)}
     with open(path, "a") as f:
         f.write(json.dumps(line) + "\n")

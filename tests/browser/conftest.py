@@ -1,6 +1,6 @@
-"""One JupyterLab server on a throwaway copy of the course and one headless Chromium, for the session,
-with one tab in which JupyterLab's front end is loaded once: each test opens its notebook there
-(labpage.LabTab says how tests are kept apart).
+"""One JupyterLab server on a throwaway copy of the course and one headless Chromium, for the session (under
+xdist, per worker: each of the two browser groups has its own), with one tab in which JupyterLab's front end
+is loaded once: each test opens its notebook there (labpage.LabTab says how tests are kept apart).
 
 Chromium or Playwright missing is a failure (CI installs both), unless SPECLAB_SKIP_BROWSER=1,
 which turns it into a skip that says what is missing.
@@ -15,8 +15,8 @@ import labpage
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
-    """Make `pytest -n 2 --dist loadgroup` keep every browser test on one worker (one server, one
-    browser, the source run before its student copy).
+    """Make `pytest -n N --dist loadgroup` keep each xdist group on one worker (a browser group: one server,
+    one browser, each source run before its student copy).
 
     xdist 3.8 groups by appending "@group" to a test's node id, which it still sets through
     `item._nodeid`; pytest 9 keeps the id in `item._id`, so the group is lost and the browser tests

@@ -14,7 +14,8 @@ import labdriver as lab_
 import labpage
 from grading.course import assignments
 
-# With `pytest -n 2 --dist loadgroup`, every browser test runs on one worker, sharing one server.
+# Under `make test` (xdist, --dist loadgroup) in the first browser group, on one worker with its own server and
+# browser (test_browser_notebooks.py says how the notebooks are split between the two groups).
 pytestmark = pytest.mark.xdist_group("browser")
 
 REPO = lab_.REPO
