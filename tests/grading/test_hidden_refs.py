@@ -169,12 +169,13 @@ def test_every_route_to_the_graded_notebooks_reference_scores_nothing(tmp_path):
     assert got == {name: results["blank"].score for name in ATTACK_ROUTES}, (got, results["blank"].score)
 
 
-def test_hidden_references_are_on_by_default():
+def test_hidden_references_are_on_by_default_and_each_exception_says_why():
     import os
     import subprocess
     import sys
 
-    from grading.course import REPO
+    from grading.course import REPO, assignments
+    from grading.judge.execute import NOT_HIDDEN
 
     env = {k: v for k, v in os.environ.items() if k != "SPECLAB_HIDE_REFERENCES"}
     code = "from grading.judge.execute import JudgeExecute as J; print(J().hide_references)"
@@ -182,6 +183,7 @@ def test_hidden_references_are_on_by_default():
         run_env = env if value is None else {**env, "SPECLAB_HIDE_REFERENCES": value}
         out = subprocess.run([sys.executable, "-c", code], env=run_env, cwd=REPO, capture_output=True, text=True)
         assert out.stdout.strip() == want, (value, out.stdout, out.stderr[-500:])
+    assert set(NOT_HIDDEN) <= set(assignments()) and all(len(why) > 40 for why in NOT_HIDDEN.values())
 
 
 @pytest.mark.skipif(not sandbox.available()[0], reason="bubblewrap cannot start here")
@@ -247,8 +249,7 @@ def test_02_widget_draws_in_a_kernel_grading_02(tmp_path):
 # prompt_lookup): imported by a built name, and its module's file run anew. The kernel is configured with the names
 # JudgeExecute hides when it grades that notebook. Seen failing while NOT_HIDDEN exempted 07 and 10: both routes
 # answered (07: 13476831232 bytes, 10: [3, 1]).
-ROUTE_TO = {"07_roofline": ("speed.hardware", "weight_bytes", "(mod.load_model('llama-2-7b'),)"),
-            "10_real_transformer": ("decoding.specloop", "prompt_lookup", "([1, 2, 3, 1, 2], 2)")}
+ROUTE_TO = {"07_roofline": ("speed.hardware", "weight_bytes", "(mod.load_model('llama-2-7b'),)")}
 ROUTE = """
 import importlib
 mod = importlib.import_module('spec' + 'lab.{module}')
