@@ -17,15 +17,10 @@ exercise the block runs, directly or through another one:
 from contextlib import contextmanager
 
 
-def unsolved(exercise):
-    """The one line a block (or a widget: speclab.views.widgets.live) shows while `exercise` is unsolved."""
-    return f"Solve {exercise} first: this cell shows its results."
-
-
 @contextmanager
 def needs(exercise):
     """Run the block; if an exercise it calls is still unsolved, print one line naming `exercise`."""
     try:
         yield
     except NotImplementedError:
-        print(unsolved(exercise))
+        print(f"Solve {exercise} first: this cell shows its results.")
