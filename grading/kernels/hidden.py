@@ -47,7 +47,9 @@ def stubbed(source, names, notebook):
             return None
         indent = " " * first.col_offset
         msg = MESSAGE.format(name=node.name, notebook=notebook)
-        stub = f"{indent}raise RuntimeError({msg!r})\n"
+        # NotImplementedError (a RuntimeError): an unsolved exercise's own error, so a demo that falls back on
+        # the course's function (speclab.plumbing.pending.learner_first) prints needs' one line, not a traceback
+        stub = f"{indent}raise NotImplementedError({msg!r})\n"
         blank = ["\n"] * (last.end_lineno - first.lineno)
         lines[first.lineno - 1:last.end_lineno] = [stub, *blank]
     return "".join(lines)

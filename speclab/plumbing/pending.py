@@ -13,7 +13,13 @@ or "Step 3 (drift)" in a break-it of steps; several joined by commas and a final
 exercise the block runs, directly or through another one:
 
     with needs("Exercise A (tv_distance), Exercise B (verify_round) and Exercise C (speculative_joint)"):
+
+A widget or demo that should work before the learner's exercise does takes the learner's function through
+`learner_first(learner, course)`: the learner's answer once it is solved, the course's until then. In a kernel
+that grades the notebook, the course's own raises NotImplementedError too (grading/kernels/hidden.py), so
+there the block prints needs' line until the learner's is solved.
 """
+import functools
 from contextlib import contextmanager
 
 
@@ -24,3 +30,14 @@ def needs(exercise):
         yield
     except NotImplementedError:
         print(f"Solve {exercise} first: this cell shows its results.")
+
+
+def learner_first(learner, course):
+    """`learner` where it answers, `course` where it still raises NotImplementedError (an unsolved exercise)."""
+    @functools.wraps(course)
+    def call(*args, **kwargs):
+        try:
+            return learner(*args, **kwargs)
+        except NotImplementedError:
+            return course(*args, **kwargs)
+    return call
