@@ -482,7 +482,7 @@ def worst_position(P, Q, ctx, k, rule, n_max):
     gaps = [tv_distance(first_tokens_joint(P, Q, ctx, k, n, rule), target_tokens_joint(P, ctx, n))
             for n in range(1, n_max + 1)]
     return int(np.argmax(gaps)) + 1
-""", "a window's TV only grows"),
+""", "that is the window's TV, not the answer"),
             "what each new position adds to the window's TV": ("""
 from speclab.rules.exact import first_tokens_joint, target_tokens_joint
 def worst_position(P, Q, ctx, k, rule, n_max):
