@@ -482,7 +482,7 @@ def worst_position(P, Q, ctx, k, rule, n_max):
     gaps = [tv_distance(first_tokens_joint(P, Q, ctx, k, n, rule), target_tokens_joint(P, ctx, n))
             for n in range(1, n_max + 1)]
     return int(np.argmax(gaps)) + 1
-""", "a window's TV only grows"),
+""", "that is the window's TV, not the answer"),
             "what each new position adds to the window's TV": ("""
 from speclab.rules.exact import first_tokens_joint, target_tokens_joint
 def worst_position(P, Q, ctx, k, rule, n_max):
@@ -490,6 +490,17 @@ def worst_position(P, Q, ctx, k, rule, n_max):
                for n in range(1, n_max + 1)]
     return int(np.argmax(np.diff([0.0] + windows))) + 1
 """, "grows most from one window to the next"),
+            "first_token_marginal chained once per position (every round taken to emit one token)": """
+# Helpers you may call: round_outcomes, first_token_marginal, first_two_probabilities
+def worst_position(P, Q, ctx, k, rule, n_max):
+    M = first_token_marginal(P, Q, rule)
+    mine, theirs = np.eye(len(P))[ctx], np.eye(len(P))[ctx]
+    gaps = []
+    for n in range(n_max):
+        mine, theirs = mine @ M, theirs @ P
+        gaps.append(tv_distance(mine, theirs))
+    return int(np.argmax(gaps)) + 1
+""",
             "the notebook's own pair's answers, written down": """
 def worst_position(P, Q, ctx, k, rule, n_max):
     return {"greedy": 2, "no_resample": 1, "continue": 4}[rule]

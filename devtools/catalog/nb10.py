@@ -5,6 +5,20 @@ AID = "10_real_transformer"
 
 _HEADER_B = "# Helpers you may call: verify_block, softmax, without, sample_from\n"
 
+# A run's rounds from its drafts and output: a round emits its kept drafts, then one token of the target's.
+_SPLIT = """
+# Helpers you may call: none
+def rounds_of(drafts, output):
+    at, out = 0, []
+    for d in drafts:
+        d, kept = [int(x) for x in d], 0
+        while kept < len(d) and int(output[at + kept]) == d[kept]:
+            kept += 1
+        out.append((d, [int(t) for t in output[at:at + kept + 1]]))
+        at += kept + 1
+    return out
+"""
+
 CATALOG = {
     "verify_block": {
         "wrong": {
@@ -185,64 +199,68 @@ def stale_cache_tv(target, context, rejected):
     },
     "what_the_target_read": {
         "wrong": {
-            "the text before each token (what a loop that rolls back reads)": ("""
-# Helpers you may call: none
-def what_the_target_read(prompt, rounds):
+            "the text before each token (what a loop that rolls its cache back reads)": (_SPLIT + """
+def what_the_target_read(prompt, drafts, output):
     text, reads = [int(t) for t in prompt], []
-    for drafted, emitted in rounds:
+    for drafted, emitted in rounds_of(drafts, output):
         for t in emitted:
             reads.append(list(text))
             text.append(int(t))
     return reads
 """, "rolls its cache back"),
-            "every leftover draft gathered just before the last token (Exercise E's case, generalised)": ("""
-# Helpers you may call: none
-def what_the_target_read(prompt, rounds):
+            "every leftover draft gathered just before the last token (Exercise E's case, generalised)": (_SPLIT + """
+def what_the_target_read(prompt, drafts, output):
     text, left, reads = [int(t) for t in prompt], [], []
-    for drafted, emitted in rounds:
+    for drafted, emitted in rounds_of(drafts, output):
         for t in emitted:
             reads.append(text[:-1] + left + text[-1:])
             text.append(int(t))
         left += list(drafted[len(emitted) - 1:])
     return reads
 """, "Exercise E's case"),
-            "the leftover drafts after the text": """
-# Helpers you may call: none
-def what_the_target_read(prompt, rounds):
+            "the leftover drafts after the text": _SPLIT + """
+def what_the_target_read(prompt, drafts, output):
     text, left, reads = [int(t) for t in prompt], [], []
-    for drafted, emitted in rounds:
+    for drafted, emitted in rounds_of(drafts, output):
         for t in emitted:
             reads.append(text + left)
             text.append(int(t))
         left += list(drafted[len(emitted) - 1:])
     return reads
 """,
-            "the old question's answer: a count of leftovers per token": ("""
-# Helpers you may call: none
-def what_the_target_read(prompt, rounds):
+            "the old question's answer: a count of leftovers per token": (_SPLIT + """
+def what_the_target_read(prompt, drafts, output):
     out, junk = [], 0
-    for drafted, emitted in rounds:
+    for drafted, emitted in rounds_of(drafts, output):
         out += [junk] * len(emitted)
         junk += len(drafted) - (len(emitted) - 1)
     return out
 """, "not a single number"),
+            "every round split as if it kept all its drafts (the accept rule not replayed)": (edit(
+                ("while kept < len(drafted) and int(output[at + kept]) == drafted[kept]:",
+                 "while kept < len(drafted) and at + kept + 1 < len(output):"),
+                ("fresh = [emitted[-1]]", "fresh = [emitted[-1]] if emitted else fresh")), "kept all its drafts"),
+            "every round split as if it kept none of its drafts": edit(
+                "while kept < len(drafted) and int(output[at + kept]) == drafted[kept]:", "while False:"),
+            "the kept drafts counted one too many (the target's token taken for a draft)": (edit(
+                "emitted = [int(t) for t in output[at:at + kept + 1]]   # the kept drafts, then the target's own token",
+                "emitted = [int(t) for t in output[at:at + min(kept + 2, len(drafted) + 1)]]"), "what_the_target_read raised"),
             "every row reads the whole verify pass (no causal mask)": edit(
                 "reads.append(cache + fed[:len(fresh) + i])", "reads.append(cache + fed)"),
             "each row reads the token it chose (one row late)": edit(
                 "reads.append(cache + fed[:len(fresh) + i])", "reads.append(cache + fed[:len(fresh) + i + 1])"),
             "the emitted token never fed to the next round": edit(
-                "fresh = [int(emitted[-1])]", "fresh = []"),
+                "fresh = [emitted[-1]]", "fresh = []"),
             "the correction written over the first rejected draft's slot": edit(
                 ("cache += fed                           # never cut back: every draft stays where it was fed",
-                 "cache += fresh + [int(x) for x in emitted] + [int(x) for x in drafted][len(emitted):]"),
-                ("fresh = [int(emitted[-1])]", "fresh = []")),
+                 "cache += fresh + emitted + drafted[len(emitted):]"),
+                ("fresh = [emitted[-1]]", "fresh = []")),
         },
         "right": {
-            "one log, sliced by lengths": """
-# Helpers you may call: none
-def what_the_target_read(prompt, rounds):
+            "one log, sliced by lengths": _SPLIT + """
+def what_the_target_read(prompt, drafts, output):
     log, ends, first = [], [], True
-    for drafted, emitted in rounds:
+    for drafted, emitted in rounds_of(drafts, output):
         fed = list(prompt) if first else [emitted_before[-1]]
         start = len(log) + len(fed)
         log += fed + list(drafted)
@@ -250,19 +268,32 @@ def what_the_target_read(prompt, rounds):
         emitted_before, first = emitted, False
     return [[int(t) for t in log[:end]] for end in ends]
 """,
+            "rounds found by walking a pointer through output": """
+# Helpers you may call: none
+def what_the_target_read(prompt, drafts, output):
+    log, fresh, reads, pos = [], list(prompt), [], 0
+    for drafted in drafts:
+        seen = log + list(fresh)
+        for i, x in enumerate(list(drafted) + [None]):
+            reads.append(seen + list(drafted[:i]))
+            pos += 1
+            if x is None or output[pos - 1] != x:
+                break
+        log, fresh = seen + list(drafted), [output[pos - 1]]
+    return [[int(t) for t in r] for r in reads]
+""",
         },
         "delegate": {
-            "the course's verify_block over a model that reads out its cache": """
-# Helpers you may call: none
+            "the course's verify_block over a model that reads out its cache": _SPLIT + """
 from speclab.decoding.specloop import verify_block as one_pass
 class _Log:
     def forward(self, tokens, cache):
         start = len(cache)
         cache.extend(int(t) for t in tokens)
         return [list(cache[:start + i + 1]) for i in range(len(tokens))]
-def what_the_target_read(prompt, rounds):
+def what_the_target_read(prompt, drafts, output):
     cache, fresh, reads = [], list(prompt), []
-    for drafted, emitted in rounds:
+    for drafted, emitted in rounds_of(drafts, output):
         reads += one_pass(_Log(), cache, fresh, drafted)[:len(emitted)]
         fresh = [emitted[-1]]
     return reads
