@@ -370,7 +370,7 @@ def counter_shortfall(p, q):
 """, "what a correct implementation's counter reads"),
             "the gap the wrong way round: the swapped counter minus the correct one": (edit(
                 "return float(((p[under] - q[under]) ** 2 / p[under]).sum())",
-                "return -float(((p[under] - q[under]) ** 2 / p[under]).sum())"), "how much LOWER"),
+                "return -float(((p[under] - q[under]) ** 2 / p[under]).sum())"), "the team's the lower"),
             "the share of guesses the swapped test keeps": ("""
 def counter_shortfall(p, q):
     return float(sum(q[x] * (1.0 if p[x] == 0 else min(1.0, q[x] / p[x])) for x in range(len(p)) if q[x] > 0))
