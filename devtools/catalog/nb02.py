@@ -357,63 +357,81 @@ def emitted_distribution(p, q, r, accept):
 """,
         },
     },
-    "swapped_reject_rate": {
+    "counter_shortfall": {
         "wrong": {
-            "the transcription: one minus the acceptance rate (the correct rule's rejection rate)": ("""
-def swapped_reject_rate(p, q):
-    return 1.0 - float(np.minimum(p, q).sum())
-""", "1 - acceptance_rate"),
-            "the share of guesses the swapped rule keeps": ("""
-def swapped_reject_rate(p, q):
-    return float(sum(q[x] * min(1.0, q[x] / p[x]) if p[x] > 0 else q[x] for x in range(len(p))))
-""", "not the share it rejects"),
-            "the correct test's rejections, token by token (over-proposed tokens rejected)": edit(
-                ("under = q < p", "under = q > p"),
-                ("return float((q[under] * (p[under] - q[under]) / p[under]).sum())",
-                 "return float((q[under] - p[under]).sum())")),
-            "rejections not weighted by how often the token is drafted": edit(
-                "return float((q[under] * (p[under] - q[under]) / p[under]).sum())",
-                "return float(((p[under] - q[under]) / p[under]).sum())"),
-            "the under-proposed mass p - q (the residual's mass), not the rejections": edit(
-                "return float((q[under] * (p[under] - q[under]) / p[under]).sum())",
-                "return float((p[under] - q[under]).sum())"),
-            "the ratio the right way up, over-proposed tokens rejected with 1 - p/q": edit(
-                ("under = q < p", "under = q > p"),
-                ("return float((q[under] * (p[under] - q[under]) / p[under]).sum())",
-                 "return float((p[under] * (q[under] - p[under]) / q[under]).sum())")),
-            "a token the target never emits counted as always rejected": ("""
-def swapped_reject_rate(p, q):
-    return float(sum(q[x] * (1.0 - min(1.0, q[x] / p[x])) if p[x] > 0 else q[x] for x in range(len(p))))
-""", "always keeps a guess whose p(x) = 0"),
-            "the student's own swapped test, weighted by the draft (not available to the Diagnose)": ("""
-def swapped_reject_rate(p, q):
-    return 1.0 - float(sum(q[x] * swapped_accept_prob(p, q, x) for x in range(len(p)) if q[x] > 0))
-""", "swapped_accept_prob is not available in the Diagnose"),
-            "the rejected mass of the student's own emitted distribution (not available to the Diagnose)": ("""
-def swapped_reject_rate(p, q):
-    return 1.0 - float(emitted_distribution(p, q, np.zeros(len(p)), swapped_accept_prob).sum())
-""", "emitted_distribution is not available in the Diagnose"),
-        },
-        "right": {
-            "one minus the expected keep probability of the swapped test": """
-def swapped_reject_rate(p, q):
+            "the transcription: the swapped rule's rejection rate, one substitution into section 2": ("""
+def counter_shortfall(p, q):
     kept = sum(q[x] * (1.0 if p[x] == 0 else min(1.0, q[x] / p[x])) for x in range(len(p)) if q[x] > 0)
     return 1.0 - float(kept)
+""", "what the team's counter itself reads"),
+            "the correct rule's rejection rate, 1 - sum min(p, q)": ("""
+def counter_shortfall(p, q):
+    return 1.0 - float(np.minimum(p, q).sum())
+""", "what a correct implementation's counter reads"),
+            "the gap the wrong way round: the swapped counter minus the correct one": (edit(
+                "return float(((p[under] - q[under]) ** 2 / p[under]).sum())",
+                "return -float(((p[under] - q[under]) ** 2 / p[under]).sum())"), "the team's the lower"),
+            "the share of guesses the swapped test keeps": ("""
+def counter_shortfall(p, q):
+    return float(sum(q[x] * (1.0 if p[x] == 0 else min(1.0, q[x] / p[x])) for x in range(len(p)) if q[x] > 0))
+""", "the share of guesses the swapped test keeps"),
+            "no shortfall: both counters assumed to read the same": ("""
+def counter_shortfall(p, q):
+    return 0.0
+""", "as if the two counters agreed"),
+            "the squared gap over q instead of p": edit(
+                ("under = q < p", "under = (q < p) & (q > 0)"),
+                ("return float(((p[under] - q[under]) ** 2 / p[under]).sum())",
+                 "return float(((p[under] - q[under]) ** 2 / q[under]).sum())")),
+            "the squared gap over every token the target emits, over-proposed ones included": edit(
+                "under = q < p", "under = p > 0"),
+            "the gap not squared: the rejections not weighted by how often the token is drafted": edit(
+                "return float(((p[under] - q[under]) ** 2 / p[under]).sum())",
+                "return float(((p[under] - q[under]) / p[under]).sum())"),
+            "TV without its half, minus the swapped counter": ("""
+def counter_shortfall(p, q):
+    kept = sum(q[x] * (1.0 if p[x] == 0 else min(1.0, q[x] / p[x])) for x in range(len(p)) if q[x] > 0)
+    return min(1.0, float(np.abs(p - q).sum()) - (1.0 - float(kept)))
+"""),
+            "a token the target never emits counted as always rejected by the swapped test": ("""
+def counter_shortfall(p, q):
+    rejected = sum(q[x] * (1.0 - min(1.0, q[x] / p[x])) if p[x] > 0 else q[x] for x in range(len(p)))
+    return max(0.0, 0.5 * float(np.abs(p - q).sum()) - float(rejected))
+"""),
+            "the correct counter from the student's acceptance_rate (not available to the Diagnose)": ("""
+def counter_shortfall(p, q):
+    under = q < p
+    swapped = float((q[under] * (p[under] - q[under]) / p[under]).sum())
+    return 1.0 - float(acceptance_rate(p, q)) - swapped
+""", "acceptance_rate is not available in the Diagnose"),
+            "the student's own swapped test, weighted by the draft (not available to the Diagnose)": ("""
+def counter_shortfall(p, q):
+    swapped = 1.0 - float(sum(q[x] * swapped_accept_prob(p, q, x) for x in range(len(p)) if q[x] > 0))
+    return 0.5 * float(np.abs(p - q).sum()) - swapped
+""", "swapped_accept_prob is not available in the Diagnose"),
+        },
+        "right": {
+            "TV minus the swapped counter, each counted from p and q": """
+def counter_shortfall(p, q):
+    kept = sum(q[x] * (1.0 if p[x] == 0 else min(1.0, q[x] / p[x])) for x in range(len(p)) if q[x] > 0)
+    return 0.5 * float(np.abs(p - q).sum()) - (1.0 - float(kept))
 """,
             "a loop over the under-proposed tokens": """
-def swapped_reject_rate(p, q):
+def counter_shortfall(p, q):
     total = 0.0
     for x in range(len(p)):
         if q[x] < p[x]:
-            total += q[x] * (1 - q[x] / p[x])
+            total += (p[x] - q[x]) ** 2 / p[x]
     return total
 """,
         },
         "delegate": {
-            "the rejected mass of the course's emitted distribution with a zero fallback": """
+            "the course's acceptance rate and emitted distribution": """
 import speclab.views.onetoken as one
-def swapped_reject_rate(p, q):
-    return float(1.0 - one.emitted_distribution(p, q, np.zeros(len(p)), one.swapped_accept_prob).sum())
+import speclab.rules.speculative as spec
+def counter_shortfall(p, q):
+    swapped = 1.0 - float(one.emitted_distribution(p, q, np.zeros(len(p)), one.swapped_accept_prob).sum())
+    return 1.0 - float(spec.acceptance_rate(p, q)) - swapped
 """,
         },
     },
