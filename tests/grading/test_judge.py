@@ -110,6 +110,33 @@ def test_an_argument_is_sent_again_only_when_it_changed(monkeypatch):
     assert changed["0"][7][3] == -1 and shared.changes() == {}
 
 
+def test_an_exposed_argument_is_compared_natively_and_every_change_still_crosses(monkeypatch):
+    """07's best_gain calls its `step` back 15,000 times with three hardware dicts among its arguments: once a
+    callback holds one, each crossing compares them with a copy of what was last sent (sync.seen), and encodes
+    one only if it differs, where anything its encoding tells apart differs (a dict's order, a list for a tuple,
+    an array's dtype or bytes; a value equal in another type, 1 for 1.0, was never a change, and is not)."""
+    cfg = {"name": "toy", "hidden_size": 64, "tied": False, "eps": 1e-5, "layers": [1, 2], "w": np.zeros(3)}
+    shared = sync.Shared([cfg], [codec.encode(cfg)])
+    shared.exposed = True
+    real, calls = sync.encode, []
+    monkeypatch.setattr(sync, "encode", lambda x, hook=None, depth=0: calls.append(1) or real(x, hook, depth))
+    assert shared.changes() == {} and len(calls) == 1
+    assert shared.changes() == {} and len(calls) == 1, "an unchanged plain dict was encoded again"
+    changes = [lambda c: c.__setitem__("tied", True), lambda c: c.__setitem__("hidden_size", 63),
+               lambda c: c.__setitem__("name", c.pop("name")), lambda c: c["layers"].append(3),
+               lambda c: c["layers"].__setitem__(0, (1,)), lambda c: c["w"].__setitem__(0, -0.0),
+               lambda c: c.__setitem__("w", c["w"].astype(np.float32)), lambda c: c.__setitem__("eps", 2e-5)]
+    for change in changes:
+        change(cfg)
+        out = shared.changes()
+        assert list(out) == ["0"] and out["0"] == real(cfg), "a change to an exposed argument did not cross"
+        assert shared.changes() == {}
+    shared.apply({"0": real(dict(cfg, hidden_size=65))}, None)  # the other side's change: compared anew after
+    assert cfg["hidden_size"] == 65 and shared.changes() == {}
+    cfg["hidden_size"] = 64
+    assert shared.changes()["0"] == real(cfg)
+
+
 WALKS = """
 def walk(contexts, f, g):
     contexts[0].append(99)          # changed before any callback holds an argument
