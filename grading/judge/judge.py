@@ -148,12 +148,10 @@ class Judge:
                 return None
             if type(x) is Proxy:
                 return {"kfn": x._name}
-            if callable(x) and callbacks is not None:  # a course function or model too: called back, never named
-                return {"cb": self._register(callbacks, x)}
-            obj = course_object(x, hook)
+            obj = course_object(x, hook)  # a REGISTRY class's instance, by value, callable or not (a PriceTable)
             if obj is not None:
                 return obj
-            if callable(x) and callbacks is not None:
+            if callable(x) and callbacks is not None:  # a course function or model too: called back, never named
                 return {"cb": self._register(callbacks, x)}
             if callbacks is not None and callbacks is not self.standing:
                 return self._by_reference(x)  # a test's own object (10's counting target, stand-in cache)

@@ -137,6 +137,28 @@ def test_an_exposed_argument_is_compared_natively_and_every_change_still_crosses
     assert shared.changes()["0"] == real(cfg)
 
 
+def test_a_price_table_crosses_by_value_and_is_called_in_the_kernel():
+    """07's hidden tests hand best_gain a PriceTable: it crosses once, by value, its fields checked, and the
+    kernel's student code prices every batch from it without a callback (a function is one per batch)."""
+    from speclab.speed import hardware as hw
+    from speclab.speed.prices import PriceTable
+
+    j, ns = judged("def total(step, cfg, acc):\n    return sum(step(cfg, acc, 1, 512, b) for b in range(1, 301))\n")
+    cfg, acc = hw.load_model("llama-3-70b"), hw.accelerator("H100", cards=4)
+    table, seen = PriceTable(hw.step_time, (cfg,), acc, 512, (1,), 300), []
+    kernel, real = j.transport.agent, j.transport.agent.callback
+    kernel.callback = lambda *a: seen.append(a) or real(*a)
+    ns.update(_t=table, _cfg=cfg, _acc=acc)
+    exec("_got = total(_t, _cfg, _acc)\n_one = total(lambda *a, **k: 1.0, _cfg, _acc)", ns)
+    assert ns["_got"] == sum(hw.step_time(cfg, acc, 1, 512, b) for b in range(1, 301))
+    assert ns["_one"] == 300.0 and len(seen) == 300, "a function of the judge's is called back once per batch"
+    broken = codec.course_object(table, None)
+    broken["obj"][1]["dict"] = [p if p[0] != "seconds" else ["seconds", codec.encode(np.zeros(3))]
+                                for p in broken["obj"][1]["dict"]]
+    with pytest.raises(codec.CodecError):
+        codec.decode(broken)
+
+
 WALKS = """
 def walk(contexts, f, g):
     contexts[0].append(99)          # changed before any callback holds an argument
