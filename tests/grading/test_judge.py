@@ -243,6 +243,28 @@ def test_a_large_dict_is_sent_once_and_lent_as_it_was_sent():
     assert judge.ns["total"]([small, big], (5, 5)) == 100.0 and kernel.sizes[-2:][0] < first / 20 < kernel.sizes[-1]
 
 
+def test_a_count_table_of_a_hundred_rows_is_held_and_another_dict_of_that_size_is_not():
+    """08's order-2 tables hold 95 contexts: held from codec.HOLD_ROWS rows (sent once, then named), where any other
+    dict of that size still crosses by value at every call."""
+    from grading.judge.judge import Judge
+
+    nb = nbformat.v4.new_notebook(cells=[code_cell("def total(tables, key):\n    return 0\n", solution=True,
+                                               grade=False, grade_id="total")])
+    kernel = LocalAgent("def total(tables, key):\n    return float(sum(tables[-1][key]))\n")
+    judge = Judge(nb, kernel.transport)
+    table = {(i,): np.full(95, float(i)) for i in range(95)}
+    named = {f"k{i}": [float(i)] * 95 for i in range(95)}
+    assert len(table) < codec.HOLD
+    sizes = []
+    for key in [(3,), (4,), (94,)]:
+        assert judge.ns["total"]([table], key) == 95.0 * key[0]
+        sizes.append(kernel.sizes[-1])
+    assert sizes[1] < sizes[0] / 20 and sizes[2] < sizes[0] / 20, f"the count table was sent again: {sizes}"
+    for key in ["k3", "k4"]:
+        assert judge.ns["total"]([named], key) == 95.0 * int(key[1:])
+    assert kernel.sizes[-1] > kernel.sizes[-2] / 2, "a dict that is no count table was held"
+
+
 def test_a_count_table_is_lent_itself_and_checked_before_each_use():
     """A held dict whose values are rows of one array (next_counts' tables) is lent to the call itself, not
     copied, and checked before each use on both sides, bit for bit: a row the judge's test changes in place is
