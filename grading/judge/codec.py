@@ -46,6 +46,13 @@ except ImportError:  # in the kernel: registry.py's text ran first, in this modu
 # would show them. What a function does to a lent dict is never sent back: a test wanting that passes a
 # smaller value.
 HOLD = 1_000
+HOLD_ROWS = 64  # a count table (tuple keys, array values) is held from this many rows: 08's 95-context tables, else
+                # encoded three times a call on each side, 150 calls of test_ngram_dist
+
+
+def count_table(x):
+    """Is the dict x shaped as a count table: tuple keys and array values (what rows_of sends compactly)?"""
+    return all(type(k) is tuple for k in x) and all(type(v) is np.ndarray for v in x.values())
 
 
 class CodecError(TypeError):

@@ -15,7 +15,8 @@ import numpy as np
 from ..cells import grade_id
 from . import codec, remote
 from .callbacks import _answer, _call_of, course_function
-from .codec import HOLD, PLAIN, CodecError, Seal, course_object, decode, encode, plain_hook, rows_of
+from .codec import (HOLD, HOLD_ROWS, PLAIN, CodecError, Seal, count_table, course_object, decode, encode, plain_hook,
+                    rows_of)
 from .outcome import Dead, Late, Refused, _error, _text, append_stream
 from .slicing import _parse, course_slice, exercises, is_test
 from .sync import Shared
@@ -140,7 +141,7 @@ class Judge:
             for i, a in enumerate(originals):
                 if x is a:
                     return {"ref": i}
-            if type(x) is dict and len(x) >= HOLD and callbacks is not None:
+            if type(x) is dict and callbacks is not None and (len(x) >= HOLD or (len(x) >= HOLD_ROWS and count_table(x))):
                 held = self._hold(x, hook)
                 if held is not None:
                     return held
@@ -148,12 +149,10 @@ class Judge:
                 return None
             if type(x) is Proxy:
                 return {"kfn": x._name}
-            if callable(x) and callbacks is not None:  # a course function or model too: called back, never named
-                return {"cb": self._register(callbacks, x)}
-            obj = course_object(x, hook)
+            obj = course_object(x, hook)  # a REGISTRY class's instance, by value, callable or not (a PriceTable)
             if obj is not None:
                 return obj
-            if callable(x) and callbacks is not None:
+            if callable(x) and callbacks is not None:  # a course function or model too: called back, never named
                 return {"cb": self._register(callbacks, x)}
             if callbacks is not None and callbacks is not self.standing:
                 return self._by_reference(x)  # a test's own object (10's counting target, stand-in cache)

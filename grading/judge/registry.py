@@ -15,6 +15,20 @@ def _count(x):
     return type(x) is int and x >= 0
 
 
+def _names(x):
+    return type(x) is list and all(type(n) is str for n in x)
+
+
+def _ints(x):
+    return type(x) is list and all(type(n) is int for n in x)
+
+
+def _seconds(x):
+    import numpy as np
+
+    return type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 3
+
+
 def pcg64_words(x):
     """A numpy Generator's PCG64 state as it crosses: state, inc, has_uint32, uinteger, each in its range."""
     return type(x) is list and len(x) == 4 and all(type(w) is int for w in x) and 0 <= x[0] < 2**128 \
@@ -23,9 +37,13 @@ def pcg64_words(x):
 
 # The course classes whose instances cross by their fields, with a check of each field: the whole list (what
 # tests hand the kernel and what the kernel hands back, seen crossing when every notebook's reference solution
-# was judged). Any other object of the course's stays in the judge (a Remote in the kernel) or does not cross.
+# was judged). Any other object of the course's stays in the judge (a Remote in the kernel) or does not cross. One
+# that is callable crosses by value too: 07's PriceTable, a `step` whose prices are data, so that the kernel asks
+# the judge nothing per batch.
 REGISTRY = {
     "speclab.rules.sampling:ScriptedRNG": {"uniforms": _floats, "calls": _count},
+    "speclab.speed.prices:PriceTable": {"models": _names, "passes": _ints, "acc": lambda x: type(x) is str,
+                                        "ctx": _count, "seconds": _seconds},
 }
 
 # The fields of a course object an exercise's changes reach the test's own object through (the test reads them

@@ -110,6 +110,55 @@ def test_an_argument_is_sent_again_only_when_it_changed(monkeypatch):
     assert changed["0"][7][3] == -1 and shared.changes() == {}
 
 
+def test_an_exposed_argument_is_compared_natively_and_every_change_still_crosses(monkeypatch):
+    """07's best_gain calls its `step` back 15,000 times with three hardware dicts among its arguments: once a
+    callback holds one, each crossing compares them with a copy of what was last sent (sync.seen), and encodes
+    one only if it differs, where anything its encoding tells apart differs (a dict's order, a list for a tuple,
+    an array's dtype or bytes; a value equal in another type, 1 for 1.0, was never a change, and is not)."""
+    cfg = {"name": "toy", "hidden_size": 64, "tied": False, "eps": 1e-5, "layers": [1, 2], "w": np.zeros(3)}
+    shared = sync.Shared([cfg], [codec.encode(cfg)])
+    shared.exposed = True
+    real, calls = sync.encode, []
+    monkeypatch.setattr(sync, "encode", lambda x, hook=None, depth=0: calls.append(1) or real(x, hook, depth))
+    assert shared.changes() == {} and len(calls) == 1
+    assert shared.changes() == {} and len(calls) == 1, "an unchanged plain dict was encoded again"
+    changes = [lambda c: c.__setitem__("tied", True), lambda c: c.__setitem__("hidden_size", 63),
+               lambda c: c.__setitem__("name", c.pop("name")), lambda c: c["layers"].append(3),
+               lambda c: c["layers"].__setitem__(0, (1,)), lambda c: c["w"].__setitem__(0, -0.0),
+               lambda c: c.__setitem__("w", c["w"].astype(np.float32)), lambda c: c.__setitem__("eps", 2e-5)]
+    for change in changes:
+        change(cfg)
+        out = shared.changes()
+        assert list(out) == ["0"] and out["0"] == real(cfg), "a change to an exposed argument did not cross"
+        assert shared.changes() == {}
+    shared.apply({"0": real(dict(cfg, hidden_size=65))}, None)  # the other side's change: compared anew after
+    assert cfg["hidden_size"] == 65 and shared.changes() == {}
+    cfg["hidden_size"] = 64
+    assert shared.changes()["0"] == real(cfg)
+
+
+def test_a_price_table_crosses_by_value_and_is_called_in_the_kernel():
+    """07's hidden tests hand best_gain a PriceTable: it crosses once, by value, its fields checked, and the
+    kernel's student code prices every batch from it without a callback (a function is one per batch)."""
+    from speclab.speed import hardware as hw
+    from speclab.speed.prices import PriceTable
+
+    j, ns = judged("def total(step, cfg, acc):\n    return sum(step(cfg, acc, 1, 512, b) for b in range(1, 301))\n")
+    cfg, acc = hw.load_model("llama-3-70b"), hw.accelerator("H100", cards=4)
+    table, seen = PriceTable(hw.step_time, (cfg,), acc, 512, (1,), 300), []
+    kernel, real = j.transport.agent, j.transport.agent.callback
+    kernel.callback = lambda *a: seen.append(a) or real(*a)
+    ns.update(_t=table, _cfg=cfg, _acc=acc)
+    exec("_got = total(_t, _cfg, _acc)\n_one = total(lambda *a, **k: 1.0, _cfg, _acc)", ns)
+    assert ns["_got"] == sum(hw.step_time(cfg, acc, 1, 512, b) for b in range(1, 301))
+    assert ns["_one"] == 300.0 and len(seen) == 300, "a function of the judge's is called back once per batch"
+    broken = codec.course_object(table, None)
+    broken["obj"][1]["dict"] = [p if p[0] != "seconds" else ["seconds", codec.encode(np.zeros(3))]
+                                for p in broken["obj"][1]["dict"]]
+    with pytest.raises(codec.CodecError):
+        codec.decode(broken)
+
+
 WALKS = """
 def walk(contexts, f, g):
     contexts[0].append(99)          # changed before any callback holds an argument
@@ -192,6 +241,28 @@ def test_a_large_dict_is_sent_once_and_lent_as_it_was_sent():
     assert judge.ns["total"]([small, big], (5, 5)) == 100.0 and kernel.sizes[-1] > first / 2
     kernel.restart()  # the kernel holds nothing now: the judge sends it again, and the call is made once
     assert judge.ns["total"]([small, big], (5, 5)) == 100.0 and kernel.sizes[-2:][0] < first / 20 < kernel.sizes[-1]
+
+
+def test_a_count_table_of_a_hundred_rows_is_held_and_another_dict_of_that_size_is_not():
+    """08's order-2 tables hold 95 contexts: held from codec.HOLD_ROWS rows (sent once, then named), where any other
+    dict of that size still crosses by value at every call."""
+    from grading.judge.judge import Judge
+
+    nb = nbformat.v4.new_notebook(cells=[code_cell("def total(tables, key):\n    return 0\n", solution=True,
+                                               grade=False, grade_id="total")])
+    kernel = LocalAgent("def total(tables, key):\n    return float(sum(tables[-1][key]))\n")
+    judge = Judge(nb, kernel.transport)
+    table = {(i,): np.full(95, float(i)) for i in range(95)}
+    named = {f"k{i}": [float(i)] * 95 for i in range(95)}
+    assert len(table) < codec.HOLD
+    sizes = []
+    for key in [(3,), (4,), (94,)]:
+        assert judge.ns["total"]([table], key) == 95.0 * key[0]
+        sizes.append(kernel.sizes[-1])
+    assert sizes[1] < sizes[0] / 20 and sizes[2] < sizes[0] / 20, f"the count table was sent again: {sizes}"
+    for key in ["k3", "k4"]:
+        assert judge.ns["total"]([named], key) == 95.0 * int(key[1:])
+    assert kernel.sizes[-1] > kernel.sizes[-2] / 2, "a dict that is no count table was held"
 
 
 def test_a_count_table_is_lent_itself_and_checked_before_each_use():
