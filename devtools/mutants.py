@@ -7,8 +7,10 @@ the work to a course helper) must be flagged by the integrity scan and, once san
 fail (run_sanitized).
 
 The source notebook is executed once, in-process, with the instructor's solutions
-(cells run in order in one namespace, as a kernel would). For each variant, a copy
-of that namespace gets the variant's definition and then re-runs the graded test
+(cells run in order in one namespace, as a kernel would): its solution and test cells and the
+course cells they read from (graded_slice), not its demonstrations, which the tests never read
+(notebook 10's load SmolLM2 and time it: 26 CPU s of the catalog's 27 before). For each variant,
+a copy of that namespace gets the variant's definition and then re-runs the graded test
 cells that name the function.
 """
 import builtins
@@ -84,8 +86,40 @@ def strip_magics(src):
     return "\n".join(line for line in src.splitlines() if not line.lstrip().startswith(("%", "!")))
 
 
+def graded_slice(nb, reads=frozenset()):
+    """Indices of the code cells the graded tests need: every solution and test cell, and, going up, the last
+    course cell above each that binds a name it reads (grading/judge/slicing.py's backward slice, seeded with the
+    solution cells too, whose bodies read the notebook's imports); and for each name in `reads` (what a variant
+    reads, which a student's kernel holds: a course helper the solutions never call), the last course cell that
+    binds it. A solution or test cell on the way up is passed over: names() counts what a function binds inside
+    its body (08's next_counts(ids, ...)), not only globals."""
+    from grading.judge.slicing import is_test, names
+
+    cells = [(i, c, *names(c.source)) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    seeds = {i for i, c, _, _ in cells if is_test(c) or is_solution(c)}
+    chosen = set(seeds)
+    todo = [(i, r) for i, _, _, r in cells if i in seeds] + [(len(nb.cells), reads)]
+    while todo:
+        at, needed = todo.pop()
+        for name in needed:
+            for i, _, defined, needs in reversed([x for x in cells if x[0] < at]):
+                if i in seeds or not (name in defined or "*" in defined):
+                    continue
+                if i not in chosen:
+                    chosen.add(i)
+                    todo.append((i, needs))
+                break
+    return frozenset(chosen)
+
+
 @lru_cache(maxsize=None)
-def _executed(aid):
+def _source(aid):
+    return nbformat.read(source_notebook(aid), as_version=4)
+
+
+@lru_cache(maxsize=None)
+def _executed(aid, keep=None):
+    """(nb, namespace) of aid's source run in-process: every code cell, or those whose indices are in `keep`."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -97,8 +131,8 @@ def _executed(aid):
     os.chdir(path.parent)  # a kernel runs in the notebook's folder
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            for cell in nb.cells:
-                if cell.cell_type == "code":
+            for i, cell in enumerate(nb.cells):
+                if cell.cell_type == "code" and (keep is None or i in keep):
                     exec(compile(strip_magics(cell.source), f"<{aid} {cell.id}>", "exec"), ns)
                     plt.close("all")
     finally:
@@ -111,7 +145,9 @@ def run_variant(aid, func, source):
 
     Returns a list of (grade_id, error) for the test cells that failed; [] means all passed.
     """
-    nb, base = _executed(aid)
+    from grading.judge.slicing import names
+
+    nb, base = _executed(aid, graded_slice(_source(aid), frozenset(names(source)[1])))
     cells = tests_naming(nb, func)
     if not cells:
         raise LookupError(f"{aid}: no graded test cell names {func!r}")

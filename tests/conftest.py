@@ -31,7 +31,7 @@ SLOW = {"grading/test_pipeline.py", "grading/test_grader_strength.py", "grading/
         "grading/test_instructor_paths.py", "grading/test_checksum_warning.py",
         "packaging/test_wheel.py"}
 # A test that asks for one of these fixtures executes a notebook (or makes a release) too.
-SLOW_FIXTURES = {"executed", "autograded"}
+SLOW_FIXTURES = {"autograded"}
 
 
 def pytest_collection_modifyitems(items):
@@ -81,39 +81,6 @@ def run_cache(tmp_path_factory):
     folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "speclab-run-cache"
     folder.mkdir(exist_ok=True)
     return folder
-
-
-def _once(cache, key, make):
-    """make() -> bytes, computed once per run for `key` by whichever worker comes first (the others wait
-    on a lock), stored atomically in `cache`; returns the bytes."""
-    import fcntl
-
-    path = cache / key
-    with open(cache / f"{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not path.exists():
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(make())
-            os.replace(tmp, path)
-    return path.read_bytes()
-
-
-@pytest.fixture(scope="session")
-def executed(run_cache):
-    """executed(path) -> the notebook at `path` run top to bottom headless (errors kept as outputs), once
-    per test run: keyed by the notebook's content hash and shared through a file, so a notebook copy is
-    executed once however many tests, or xdist workers, read its outputs."""
-    import hashlib
-
-    import nbformat
-
-    from grading.kernels.execute import execute
-
-    def run(path):
-        key = "executed-" + hashlib.sha256(Path(path).read_bytes()).hexdigest()[:32] + ".ipynb"
-        data = _once(run_cache, key, lambda: nbformat.writes(execute(path, allow_errors=True)[0]).encode())
-        return nbformat.reads(data.decode(), as_version=4)
-    return run
 
 
 @pytest.fixture(scope="session")

@@ -77,3 +77,27 @@ def test_planted_faults_are_each_reported(lab, page, js_errors):
         if name in ("broken widget", "missing figure", "unknown widget", "python error"):
             assert any(line.startswith(f"cell {index[name]} ") for line in lines), (
                 f"the planted fault {name!r} was reported without its cell ({index[name]}):\n{report}")
+
+
+def _cell(index, ename=None, ran=True):
+    outputs = [{"output_type": "error", "ename": ename, "evalue": "planted"}] if ename else []
+    return {"index": index, "source": f"cell_{index}()", "executionCount": index if ran else None, "outputs": outputs,
+            "imagesShown": 0, "imagesBroken": 0, "widgetViews": 0, "widgetsRendered": 0,
+            "widgetLoadingOrError": False, "widgetErrors": [], "interacts": []}
+
+
+@pytest.mark.parametrize("cells, phrase", [
+    ([_cell(1), _cell(2, "NotImplementedError"), _cell(3)], None),
+    ([_cell(1), _cell(2, "ValueError"), _cell(3)], "cell 2 [cell_2()]: Python error ValueError"),
+    ([_cell(1), _cell(2, "NotImplementedError"), _cell(3, ran=False)], "must be tagged raises-exception"),
+], ids=["tagged exercise", "another error", "untagged exercise"])
+def test_student_copy_run_is_judged(cells, phrase):
+    """What a student copy's Run All may show (the check a headless run of every student copy made before it was
+    merged into test_notebook_in_jupyterlab): a NotImplementedError in a cell that lets Run All go on, and no
+    other error. Run All stops at an untagged failing cell, so the cells below it never ran."""
+    problems = labpage.Problems("a student copy")
+    labcells.check_cells(cells, student=True, problems=problems)
+    if phrase is None:
+        assert not problems, problems.report()
+    else:
+        assert any(phrase in line for line in problems.items), problems.report()

@@ -3,7 +3,8 @@
 For each assignment, the source notebook (solutions/) and the student copy (notebooks/):
 every cell runs, every widget renders and draws its figure, every figure appears, no JavaScript
 error, no Python error (in the student copy: only the NotImplementedError of unsolved
-exercises); the main widget's slider is moved and its figure must change; a screenshot of the
+exercises, in cells tagged raises-exception, or Run All stops there: this is the only check of the
+student copy's run; a headless run of it checked the same and was merged here); the main widget's slider is moved and its figure must change; a screenshot of the
 widget, as it first draws, is saved as screenshots/<id>-<copy>.png. The student copy's Validate
 button must run and report.
 
