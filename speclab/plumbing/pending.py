@@ -41,3 +41,12 @@ def learner_first(learner, course):
         except NotImplementedError:
             return course(*args, **kwargs)
     return call
+
+
+def finished(results, keys):
+    """Raise NotImplementedError unless `results` holds every key: a cell that reads what an earlier cell filled
+    prints needs' line too where that cell stopped at an unsolved exercise (a graded kernel, with no course's
+    function to stand in)."""
+    missing = [key for key in keys if key not in results]
+    if missing:
+        raise NotImplementedError(f"not computed: {missing}")

@@ -243,3 +243,76 @@ def test_02_widget_draws_in_a_kernel_grading_02(tmp_path):
     assert texts and not [o for o in outputs if o.get("output_type") == "error"], outputs
     good, hotter, perfect = eval(texts[-1])
     assert round(good, 4) == 0.9286 and round(hotter, 3) == 0.947 and abs(perfect - 1) < 1e-12, (good, hotter, perfect)
+
+
+# Notebook 10's references by three routes: its module imported by a built name, the module's file run anew, and the
+# helper that stands the course's prompt_lookup in for an unsolved one in 10's demos (specloop.your_lookup). The kernel
+# is configured with the names JudgeExecute hides when it grades 10. Seen failing while NOT_HIDDEN exempted 10: every
+# route answered [3, 1].
+ROUTES_10 = """
+import importlib
+mod = importlib.import_module('spec' + 'lab.decoding.spec' + 'loop')
+def unsolved(*args):
+    raise NotImplementedError
+seen = {}
+for route, get in (("import", lambda: getattr(mod, 'prompt_' + 'lookup')),
+                   ("file", lambda: ns['prompt_' + 'lookup']),
+                   ("stand-in", lambda: mod.your_lookup(unsolved))):
+    if route == "file":
+        ns = {"__name__": "speclab.decoding.copied", "__package__": mod.__package__}
+        exec(compile(open(mod.__file__).read(), mod.__file__, "exec"), ns)
+    try:
+        seen[route] = repr(get()([1, 2, 3, 1, 2], 2))
+    except NotImplementedError as e:
+        seen[route] = str(e)
+print(repr(seen))
+"""
+
+
+@pytest.mark.skipif(not sandbox.available()[0], reason="bubblewrap cannot start here")
+def test_a_kernel_grading_10_reaches_no_prompt_lookup_by_import_file_or_stand_in(tmp_path):
+    from grading.judge.execute import JudgeExecute
+
+    aid = "10_real_transformer"
+    source = nbformat.read(f"solutions/{aid}/{aid}.ipynb", as_version=4)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(ROUTES_10)])
+    config = Config()
+    config.SandboxedKernelManager.folder = str(tmp_path / "kernel")
+    config.SandboxedKernelManager.hidden = JudgeExecute().hidden_names(aid, source)
+    config.SandboxedKernelManager.notebook = aid
+    RobustExecute(config=config, timeout=120, sandbox=True, kernel_name="python3").preprocess(
+        nb, {"metadata": {"path": str(tmp_path)}})
+    texts = [o.get("text", "") for o in nb.cells[0].outputs if o.get("name") == "stdout"]
+    gone = f"the course's reference for prompt_lookup is not available while {aid} is graded"
+    assert texts and eval(texts[-1]) == {"import": gone, "file": gone, "stand-in": gone}, nb.cells[0].outputs
+
+
+@pytest.mark.slow
+def test_10_graded_with_its_references_hidden_draws_for_the_reference_and_says_needs_for_a_blank(tmp_path):
+    """10's demos take the learner's functions (specloop.your_loop, your_lookup), so in a kernel grading 10, where the
+    course's are hidden: the reference scores full marks and every cell runs clean, tables and widget included; a
+    blank submission's demos end in needs' one line, never a traceback (its test cells fail, as they should). Seen
+    failing with main's demos (the course's sl.speculative_generate and sl.prompt_lookup) and 10 out of NOT_HIDDEN:
+    the blank's experiment cell raised the stub's NotImplementedError, the three that read it KeyError or NameError."""
+    from grading.grade import grade
+
+    aid = "10_real_transformer"
+    root = scratch_course(tmp_path / "course", [aid], release="generate")
+    good = bs.good_students(root, aid)
+    bs.write_class(root, aid, {"blank": good["blank"], "reference": good["reference"]})
+    results = {r.student: r for r in grade(root, [aid], workers=1, quiet=True, export=False)}
+    assert results["reference"].score == bs.full_marks(root, aid)[0], results["reference"].notes
+    printed = {}
+    for student in results:
+        nb = nbformat.read(root / "autograded" / student / aid / f"{aid}.ipynb", as_version=4)
+        errors = [(c.get("id"), o.get("ename")) for c in nb.cells for o in c.get("outputs", [])
+                  if o.get("output_type") == "error" and not c.metadata.get("nbgrader", {}).get("grade")]
+        assert not errors, (student, errors)
+        printed[student] = {c.get("id"): "".join(o.get("text", "") for o in c.get("outputs", [])) for c in nb.cells}
+        printed[student]["widgets"] = sum("application/vnd.jupyter.widget-view+json" in o.get("data", {})
+                                          for c in nb.cells for o in c.get("outputs", []))
+    ref, blank = printed["reference"], printed["blank"]
+    assert "identical to greedy" in ref["cell-022"] and "speedup on this CPU" in ref["cell-032"], ref
+    assert "chat's answer" in ref["cell-030"] and ref["widgets"] >= 1, ref
+    for cell in ("cell-022", "cell-030", "cell-032", "cell-034", "cell-035"):
+        assert blank[cell].startswith("Solve Exercise A (verify_block)"), (cell, blank[cell])

@@ -5,7 +5,7 @@ from contextlib import redirect_stdout
 
 import pytest
 
-from speclab.plumbing.pending import learner_first, needs
+from speclab.plumbing.pending import finished, learner_first, needs
 
 
 def unsolved():
@@ -62,3 +62,13 @@ def test_learner_first_in_a_graded_kernel_ends_in_needs_line():
 def test_learner_first_does_not_hide_the_learners_other_errors():
     with pytest.raises(ZeroDivisionError):
         learner_first(lambda: 1 / 0, lambda: "course")()
+
+
+def test_finished_stops_a_block_that_reads_results_an_earlier_cell_did_not_complete():
+    finished({"a": 1, "b": 2}, ["a", "b"])   # complete: nothing raised
+    out, reached = io.StringIO(), []
+    with redirect_stdout(out):
+        with needs("Exercise B (loop)"):
+            finished({"a": 1}, ["a", "b"])
+            reached.append("the table")
+    assert reached == [] and out.getvalue().startswith("Solve Exercise B (loop) first")

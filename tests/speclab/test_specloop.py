@@ -162,3 +162,44 @@ def test_kneser_ney_is_a_distribution_and_its_order_helps():
     assert abs(total - 1) < 1e-9
     text = [ord(ch) for ch in train[-4:] + test]
     assert kn5.cross_entropy(text, first=4) < kn1.cross_entropy(text, first=4) - 1.0
+
+
+def test_plain_greedy_is_greedy_decoding_with_or_without_a_prefilled_cache(model):
+    cache = model.new_cache()
+    model.forward(PROMPT[:-1], cache)
+    assert sl.plain_greedy(model, PROMPT, 20) == model.greedy(PROMPT, 20) == sl.plain_greedy(model, PROMPT, 20, cache)
+
+
+def test_a_loop_written_for_an_empty_cache_runs_on_a_prefilled_target_and_reads_only_what_follows_the_prefix(model):
+    """Prefilled: the learner's speculative_generate (which starts from target.new_cache() and feeds the whole
+    prompt) gives the same tokens on it, and its first forward reads only the prompt's last token and the drafts."""
+    served = sl.Prefilled(model, PROMPT[:-1])
+    recording = sl.Recording(model)
+    served.target = recording
+    want = sl.speculative_generate(model, PROMPT, 24, 4, sl.prompt_lookup)
+    assert sl.speculative_generate(served, PROMPT, 24, 4, sl.prompt_lookup) == want
+    fed = [tokens for tokens, _ in recording.passes]
+    assert fed[0][:1] == PROMPT[-1:] and len(fed[0]) <= 5, fed[0]
+    rows = served.forward(PROMPT + [7, 7], served.new_cache())   # the rows of one pass over everything
+    assert rows.shape[0] == len(PROMPT) + 2
+    assert np.abs(rows - model.forward(PROMPT + [7, 7], model.new_cache())).max() < 1e-4
+    assert sl.plain_greedy(served, PROMPT, 20) == model.greedy(PROMPT, 20), "a loop that reads cache.length: passed on"
+
+
+def _unsolved(*args, **kwargs):
+    raise NotImplementedError
+
+
+def test_notebook_10s_demos_run_the_learners_loop_and_draft_once_solved_and_the_courses_until_then(model):
+    """your_loop / your_lookup: the learner's functions where they answer (seen by what they were called with), the
+    course's while they raise NotImplementedError, so a blank copy's experiment still prints greedy's tokens."""
+    assert sl.your_lookup(_unsolved)([1, 2, 3, 1, 2], 2) == [3, 1]
+    assert sl.your_lookup(lambda context, k: ["mine", k])([1, 2], 3) == ["mine", 3]
+    greedy = model.greedy(PROMPT, 16)
+    assert sl.your_loop(_unsolved)(sl.Prefilled(model, PROMPT[:-1]), PROMPT, 16, 4, sl.your_lookup(_unsolved)) == greedy
+    seen = []
+
+    def learners_loop(target, prompt, n, k, draft, rng=None):
+        seen.append(k)
+        return sl.speculative_generate(target, prompt, n, k, draft, rng)
+    assert sl.your_loop(learners_loop)(model, PROMPT, 16, 3, sl.prompt_lookup) == greedy and seen == [3]
