@@ -62,3 +62,5 @@ def test_source_follows_the_course_anatomy(aid):
     for c in nb.cells:
         if c.cell_type == "code":
             assert not re.search(r"^\s*[%!]", c.source, re.M), "no magics: cells must run as plain Python"
+    numbers = [int(n) for n in re.findall(r"^## (\d+)\.", text, re.M)]
+    assert numbers == list(range(1, len(numbers) + 1)), f"{aid}: its numbered sections run {numbers}, not 1, 2, 3, ..."
