@@ -46,8 +46,6 @@ HIDE_REFERENCES = "SPECLAB_HIDE_REFERENCES"  # =0: the kernel keeps the graded n
 # through course code, and raise in the kernel without them (seen grading each reference solution with them hidden;
 # scores were unaffected, the judge keeps the whole speclab). Hidden once those cells take the learner's functions.
 NOT_HIDDEN = {
-    "07_roofline": "hardware.deployment, crossover_batch and kernel_times, and the deployment widget that cell 49 "
-                   "checks, price steps with weight_bytes, forward_macs and step_time",
     "10_real_transformer": "cells 22, 30 and 32 run the course's speculative_generate and prompt_lookup (the course's "
                            "stands in until Exercise C, as the text says)",
 }
@@ -85,8 +83,7 @@ class JudgeExecute(RobustExecute):
         if self.judge and not opted_out and path.is_file():
             source = nbformat.read(path, as_version=4)
             self._judge = Judge(source, self._transport)
-            hide = self.hide_references and info.get("assignment") not in NOT_HIDDEN
-            names = hidden.exercise_names(source) if hide else []
+            names = self.hidden_names(info.get("assignment"), source)
         # the kernel's speclab lacks this notebook's references (grading/kernels/hidden.py); the judge keeps them
         self.config.SandboxedKernelManager.hidden = names
         self.config.SandboxedKernelManager.notebook = info.get("notebook", "")
@@ -96,6 +93,11 @@ class JudgeExecute(RobustExecute):
             self._close()
             if self._socket_folder:
                 shutil.rmtree(self._socket_folder, ignore_errors=True)
+
+    def hidden_names(self, aid, source):
+        """The functions the kernel grading `aid` must not reach (its speclab's copies raise): the exercises of its
+        source notebook `source`."""
+        return hidden.exercise_names(source) if self.hide_references and aid not in NOT_HIDDEN else []
 
     def _source(self, aid):
         """The assignment's source folder: `source`, or the course's (nbgrader's own paths, which name no scratch

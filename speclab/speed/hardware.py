@@ -244,17 +244,17 @@ def attention_crossover_tokens(cfg, acc):
 # --- memory capacity -------------------------------------------------------------------
 
 
-def deployment_bytes(target, draft, batch, ctx):
-    """Bytes a speculative deployment holds: both models' weights, and for each of `batch`
-    sequences both models' KV caches at ctx positions (activations and fragmentation ignored)."""
-    return (weight_bytes(target) + weight_bytes(draft)
+def deployment_bytes(target, draft, batch, ctx, weights=weight_bytes):
+    """Bytes a speculative deployment holds: both models' weights (counted by `weights`), and for each of
+    `batch` sequences both models' KV caches at ctx positions (activations and fragmentation ignored)."""
+    return (weights(target) + weights(draft)
             + batch * (kv_cache_bytes(target, ctx) + kv_cache_bytes(draft, ctx)))
 
 
-def max_batch(target, draft, acc, ctx):
-    """The largest batch whose weights and caches fit in acc["memory"] (math.inf with no cache, 0 if
-    the weights alone do not fit)."""
-    free = acc["memory"] - weight_bytes(target) - weight_bytes(draft)
+def max_batch(target, draft, acc, ctx, weights=weight_bytes):
+    """The largest batch whose weights (counted by `weights`) and caches fit in acc["memory"] (math.inf
+    with no cache, 0 if the weights alone do not fit)."""
+    free = acc["memory"] - weights(target) - weights(draft)
     per_seq = kv_cache_bytes(target, ctx) + kv_cache_bytes(draft, ctx)
     if free < 0:
         return 0
@@ -355,35 +355,46 @@ BATCHES = np.arange(1, 4097)   # every whole batch the widget considers
 
 
 def deployment(chip="H100", context=1024, batch=1, k=4, a=0.8, overhead_ms=1e3 * DRAFT_STEP_OVERHEAD_S,
-               cards=4, models=("llama-3-70b", "llama-3.2-1b")):
-    """Everything the deployment widget shows, as numbers: one pass of numpy over batches 1..4096.
+               cards=4, models=("llama-3-70b", "llama-3.2-1b"), step=step_time, weights=weight_bytes, curves=None):
+    """Everything the deployment widget shows, as numbers, over every batch 1..4096 that fits.
 
     `chip` is a key of load_accelerators() ("A100", "H100", "H200"); the deployment pools `cards` of it.
+    Every pass is priced by `step` (step_time's signature) and the weights counted by `weights`: 07's demo
+    cells hand in the learner's. `curves`, a dict kept between calls (a widget's), keeps the step times
+    over the batches, so a move that changes neither the chip, the context nor k recomputes none.
 
     Returns a dict: step times in ms at `batch` ("plain_ms", "draft_bytes_ms", "draft_ms" with the
     overhead, "verify_ms"), "speedup" with the realistic draft and "ideal_speedup" with the ideal one
     (None where the batch does not fit), "fits", "max_batch", "memory_gb" (what this batch needs),
     "capacity_gb", "slower_batch" (the smallest batch that fits and is slower than plain decoding,
-    else None), "tokens_per_round", and the curves over "batches": "speedup_curve", "ideal_curve".
+    else None), "tokens_per_round", and the curves over "batches" (those that fit): "speedup_curve", "ideal_curve".
     """
     target, draft = load_model(models[0]), load_model(models[1])
     acc = accelerator(chip, cards=cards)
     overhead = overhead_ms * 1e-3
     tokens = expected_tokens(a, k)
-    plain = step_times(target, acc, 1, context, BATCHES)
-    d_bytes = step_times(draft, acc, 1, context, BATCHES)
-    verify = step_times(target, acc, k + 1, context, BATCHES)
+    cap = max_batch(target, draft, acc, context, weights)
+    batches = BATCHES[:min(cap, len(BATCHES))]
+    curves = {} if curves is None else curves
+
+    def curve(cfg, n):   # step at every batch that fits: numpy's one pass for the course's step_time, else a call each
+        key = (step, cfg["name"], acc["name"], n, context, len(batches))
+        if key not in curves:
+            curves[key] = (step_times(cfg, acc, n, context, batches) if step is step_time else
+                           np.array([step(cfg, acc, n, context, int(b)) for b in batches], dtype=float))
+        return curves[key]
+    plain, d_bytes, verify = curve(target, 1), curve(draft, 1), curve(target, k + 1)
     speed = tokens / (k * draft_cost(d_bytes, plain, overhead) + verify / plain)
     ideal = tokens / (k * draft_cost(d_bytes, plain, 0.0) + verify / plain)
-    cap = max_batch(target, draft, acc, context)
+    slow = np.flatnonzero(tokens * plain < k * (d_bytes + overhead) + verify)
     fits = batch <= cap
-    slow = np.flatnonzero((tokens * plain < k * (d_bytes + overhead) + verify) & (BATCHES <= cap))
+    at = [step(cfg, acc, n, context, batch) for cfg, n in ((target, 1), (draft, 1), (target, k + 1))]
     i = batch - 1
-    return {"plain_ms": float(1e3 * plain[i]), "draft_bytes_ms": float(1e3 * d_bytes[i]),
-            "draft_ms": float(1e3 * (d_bytes[i] + overhead)), "overhead_ms": float(overhead_ms),
-            "verify_ms": float(1e3 * verify[i]), "tokens_per_round": float(tokens),
+    return {"plain_ms": float(1e3 * at[0]), "draft_bytes_ms": float(1e3 * at[1]),
+            "draft_ms": float(1e3 * (at[1] + overhead)), "overhead_ms": float(overhead_ms),
+            "verify_ms": float(1e3 * at[2]), "tokens_per_round": float(tokens),
             "speedup": float(speed[i]) if fits else None, "ideal_speedup": float(ideal[i]) if fits else None,
-            "fits": bool(fits), "max_batch": cap, "slower_batch": int(BATCHES[slow[0]]) if len(slow) else None,
-            "memory_gb": deployment_bytes(target, draft, batch, context) / 1e9, "capacity_gb": acc["memory"] / 1e9,
-            "weights_gb": (weight_bytes(target) + weight_bytes(draft)) / 1e9, "accelerator": acc["name"],
-            "batches": BATCHES, "speedup_curve": speed, "ideal_curve": ideal}
+            "fits": bool(fits), "max_batch": cap, "slower_batch": int(batches[slow[0]]) if len(slow) else None,
+            "memory_gb": deployment_bytes(target, draft, batch, context, weights) / 1e9,
+            "capacity_gb": acc["memory"] / 1e9, "weights_gb": (weights(target) + weights(draft)) / 1e9,
+            "accelerator": acc["name"], "batches": batches, "speedup_curve": speed, "ideal_curve": ideal}

@@ -243,3 +243,46 @@ def test_02_widget_draws_in_a_kernel_grading_02(tmp_path):
     assert texts and not [o for o in outputs if o.get("output_type") == "error"], outputs
     good, hotter, perfect = eval(texts[-1])
     assert round(good, 4) == 0.9286 and round(hotter, 3) == 0.947 and abs(perfect - 1) < 1e-12, (good, hotter, perfect)
+
+
+# One route to one reference of each notebook whose demo cells once needed the course's own (07's weight_bytes, 10's
+# prompt_lookup): imported by a built name, and its module's file run anew. The kernel is configured with the names
+# JudgeExecute hides when it grades that notebook. Seen failing while NOT_HIDDEN exempted 07 and 10: both routes
+# answered (07: 13476831232 bytes, 10: [3, 1]).
+ROUTE_TO = {"07_roofline": ("speed.hardware", "weight_bytes", "(mod.load_model('llama-2-7b'),)")}
+ROUTE = """
+import importlib
+mod = importlib.import_module('spec' + 'lab.{module}')
+args, seen = {args}, {{}}
+try:
+    seen["import"] = repr(getattr(mod, {func!r})(*args))
+except RuntimeError as e:
+    seen["import"] = str(e)
+ns = {{"__name__": "speclab.copied", "__package__": mod.__package__}}
+exec(compile(open(mod.__file__).read(), mod.__file__, "exec"), ns)
+try:
+    seen["file"] = repr(ns[{func!r}](*args))
+except RuntimeError as e:
+    seen["file"] = str(e)
+print(repr(seen))
+"""
+
+
+@pytest.mark.skipif(not sandbox.available()[0], reason="bubblewrap cannot start here")
+@pytest.mark.parametrize("aid", sorted(ROUTE_TO))
+def test_a_kernel_grading_07_or_10_reaches_none_of_its_references(tmp_path, aid):
+    from grading.judge.execute import JudgeExecute
+
+    source = nbformat.read(f"solutions/{aid}/{aid}.ipynb", as_version=4)
+    module, func, args = ROUTE_TO[aid]
+    names = JudgeExecute().hidden_names(aid, source)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(ROUTE.format(module=module, func=func, args=args))])
+    config = Config()
+    config.SandboxedKernelManager.folder = str(tmp_path / "kernel")
+    config.SandboxedKernelManager.hidden = names
+    config.SandboxedKernelManager.notebook = aid
+    RobustExecute(config=config, timeout=120, sandbox=True, kernel_name="python3").preprocess(
+        nb, {"metadata": {"path": str(tmp_path)}})
+    texts = [o.get("text", "") for o in nb.cells[0].outputs if o.get("name") == "stdout"]
+    gone = f"the course's reference for {func} is not available while {aid} is graded"
+    assert texts and eval(texts[-1]) == {"import": gone, "file": gone}, nb.cells[0].outputs
