@@ -4,15 +4,16 @@ Llama-3-70B as the target and Llama-3.2-1B as the draft on four cards of one acc
 left panel is one round's step times at the chosen batch (plain step, k draft steps with their
 overhead hatched, the verify pass), or, when the batch does not fit, its memory bill against the
 cards' capacity. The right panel is the speedup over every batch 1..4096 that fits, with the
-ideal draft (bytes only) dashed. The numbers come from speclab.speed.hardware.deployment, priced by the
-step_time and weight_bytes it is handed (the notebook hands in the learner's: a kernel grading 07 has no
-course's copy of them); what a move returns is that dict without its curves.
+ideal draft (bytes only) dashed. The numbers come from speclab.speed.serving.deployment, priced by the
+step_time and weight_bytes it is handed: the notebook hands in the learner's, used once solved and the
+course's until then. What a move returns is that dict without its curves.
 """
 import numpy as np
 from matplotlib import rcParams
 from matplotlib.ticker import MaxNLocator, NullLocator
 
-from ...speed.hardware import BATCHES, deployment, load_accelerators, step_time, weight_bytes
+from ...speed.hardware import load_accelerators, step_time, weight_bytes
+from ...speed.serving import BATCHES, deployment
 from ..style import COLORS, steady_ylim
 from ..widgets import moving
 
@@ -69,14 +70,14 @@ def build_deployment(fig):
             "tick_label": tick_label, "bill_labels": (memory_label, weights_label, kv_label), "title1": title1,
             "ideal": ideal, "real": real, "ideal_label": ideal_label, "real_label": real_label, "full": full,
             "full_label": full_label, "dot": dot, "too_big": too_big, "title2": title2, "all": parts, "mode": None,
-            "curves": {}}   # the step times over the batches, kept for the next move (hardware.deployment)
+            "curves": {}}   # the step times over the batches, kept for the next move (serving.deployment)
 
 
 def update_deployment(parts, batch=1, chip="H100", context=1024, k=4, a=0.8, overhead_ms=0.8, step=step_time,
                       weights=weight_bytes):
     """Set build_deployment's parts to one setting: one round's step times at this batch (or, if the
     batch does not fit, its memory bill), and the speedup over every batch that fits in memory, each pass
-    priced by `step` and the weights counted by `weights` (step_time's and weight_bytes' signatures).
+    priced by `step` and the weights counted by `weights` (the learner's step_time and weight_bytes, once solved).
 
     Returns deployment(...) without its curves: the numbers tests read as widget.result.
     """
