@@ -293,7 +293,8 @@ def test_a_kernel_grading_07_reaches_not_its_weight_bytes(tmp_path):
 
 
 # The 07 reference and a blank copy, graded with hiding on (the default) by make grade's path. The reference scores
-# full marks, and no cell of it shows an error or a traceback: its demo cells and widget run on its own functions. The
+# full marks, and no cell of it shows an error, a traceback or needs' line: its demo cells and widget run on its own
+# functions (seen failing with cell-036 calling hw.crossover_batch(T, four, n): needs' line in the reference). The
 # blank copy's demo cells print needs' line where a kernel that kept the course's references prints the course's
 # numbers (seen failing with 07 back in NOT_HIDDEN: cell-031 printed "plain target step  : 10.530 ms ...").
 @pytest.mark.slow
@@ -317,8 +318,8 @@ def test_07_graded_with_its_references_hidden_runs_every_demo_on_the_learners_fu
 
     ref = outputs("reference")
     bad = {cid: outs for cid, outs in ref.items()
-           if any(o.get("output_type") == "error" or "Traceback" in o.get("text", "") or "not available" in
-                  o.get("text", "") for o in outs)}
+           if any(o.get("output_type") == "error" or any(mark in o.get("text", "") for mark in
+                  ("Traceback", "not available", "Solve Exercise")) for o in outs)}
     assert not bad, bad
     assert "plain target step  : 10.530 ms" in text(ref["cell-031"]), ref["cell-031"]
     assert "back at batch 1, 1,024 context: 2.45x" in text(ref["cell-049"]), ref["cell-049"]
