@@ -48,6 +48,22 @@ def step_curve(step, cfg, acc, n_tokens, ctx, batches):
     return at_once() if step is hw.step_time else learner_first(each, at_once)()
 
 
+def at_batch(chip="H100", context=1024, batch=1, k=4, overhead_ms=1e3 * DRAFT_STEP_OVERHEAD_S, cards=4,
+             models=("llama-3-70b", "llama-3.2-1b"), step=hw.step_time, weights=hw.weight_bytes):
+    """What the deployment widget shows at one batch, without the curves over every batch (deployment): one
+    round's step times in ms ("plain_ms", "draft_bytes_ms", "draft_ms" with the overhead, "verify_ms") and
+    the memory in GB ("memory_gb" this batch needs, "capacity_gb", "weights_gb")."""
+    target, draft = hw.load_model(models[0]), hw.load_model(models[1])
+    acc = hw.accelerator(chip, cards=cards)
+    weights = learner_first(weights, hw.weight_bytes)
+    plain, d_bytes, verify = round_times(target, draft, acc, k, context, step, batch)
+    return {"plain_ms": float(1e3 * plain), "draft_bytes_ms": float(1e3 * d_bytes),
+            "draft_ms": float(1e3 * (d_bytes + overhead_ms * 1e-3)), "overhead_ms": float(overhead_ms),
+            "verify_ms": float(1e3 * verify), "accelerator": acc["name"],
+            "memory_gb": hw.deployment_bytes(target, draft, batch, context, weights) / 1e9,
+            "capacity_gb": acc["memory"] / 1e9, "weights_gb": (weights(target) + weights(draft)) / 1e9}
+
+
 def deployment(chip="H100", context=1024, batch=1, k=4, a=0.8, overhead_ms=1e3 * DRAFT_STEP_OVERHEAD_S,
                cards=4, models=("llama-3-70b", "llama-3.2-1b"), step=hw.step_time, weights=hw.weight_bytes,
                curves=None):
@@ -58,12 +74,10 @@ def deployment(chip="H100", context=1024, batch=1, k=4, a=0.8, overhead_ms=1e3 *
     `curves`, a dict kept between calls (a widget's), keeps the step times over the batches, so a move
     that changes neither the chip, the context nor k recomputes none.
 
-    Returns a dict: step times in ms at `batch` ("plain_ms", "draft_bytes_ms", "draft_ms" with the
-    overhead, "verify_ms"), "speedup" with the realistic draft and "ideal_speedup" with the ideal one
-    (None where the batch does not fit), "fits", "max_batch", "memory_gb" (what this batch needs),
-    "capacity_gb", "slower_batch" (the smallest batch that fits and is slower than plain decoding,
-    else None), "tokens_per_round", and the curves over "batches" (those that fit): "speedup_curve",
-    "ideal_curve".
+    Returns a dict: at_batch's numbers at `batch`; "speedup" with the realistic draft and "ideal_speedup"
+    with the ideal one (None where the batch does not fit), "fits", "max_batch", "slower_batch" (the
+    smallest batch that fits and is slower than plain decoding, else None), "tokens_per_round", and the
+    curves over "batches" (those that fit): "speedup_curve", "ideal_curve".
     """
     target, draft = hw.load_model(models[0]), hw.load_model(models[1])
     acc = hw.accelerator(chip, cards=cards)
@@ -84,13 +98,9 @@ def deployment(chip="H100", context=1024, batch=1, k=4, a=0.8, overhead_ms=1e3 *
     ideal = tokens / (k * draft_cost(d_bytes, plain, 0.0) + verify / plain)
     slow = np.flatnonzero(tokens * plain < k * (d_bytes + overhead) + verify)
     fits = batch <= cap
-    at = round_times(target, draft, acc, k, context, step, batch)
     i = batch - 1
-    return {"plain_ms": float(1e3 * at[0]), "draft_bytes_ms": float(1e3 * at[1]),
-            "draft_ms": float(1e3 * (at[1] + overhead)), "overhead_ms": float(overhead_ms),
-            "verify_ms": float(1e3 * at[2]), "tokens_per_round": float(tokens),
-            "speedup": float(speed[i]) if fits else None, "ideal_speedup": float(ideal[i]) if fits else None,
-            "fits": bool(fits), "max_batch": cap, "slower_batch": int(batches[slow[0]]) if len(slow) else None,
-            "memory_gb": hw.deployment_bytes(target, draft, batch, context, weights) / 1e9,
-            "capacity_gb": acc["memory"] / 1e9, "weights_gb": (weights(target) + weights(draft)) / 1e9,
-            "accelerator": acc["name"], "batches": batches, "speedup_curve": speed, "ideal_curve": ideal}
+    return {**at_batch(chip, context, batch, k, overhead_ms, cards, models, step, weights),
+            "tokens_per_round": float(tokens), "speedup": float(speed[i]) if fits else None,
+            "ideal_speedup": float(ideal[i]) if fits else None, "fits": bool(fits), "max_batch": cap,
+            "slower_batch": int(batches[slow[0]]) if len(slow) else None,
+            "batches": batches, "speedup_curve": speed, "ideal_curve": ideal}

@@ -13,7 +13,7 @@ from matplotlib import rcParams
 from matplotlib.ticker import MaxNLocator, NullLocator
 
 from ...speed.hardware import load_accelerators, step_time, weight_bytes
-from ...speed.serving import BATCHES, deployment
+from ...speed.serving import BATCHES, at_batch, deployment
 from ..style import COLORS, steady_ylim
 from ..widgets import moving
 
@@ -81,11 +81,11 @@ def update_deployment(parts, batch=1, chip="H100", context=1024, k=4, a=0.8, ove
 
     Returns deployment(...) without its curves: the numbers tests read as widget.result.
     """
-    def priced(chip):
-        return deployment(chip, context, batch, k, a, overhead_ms, step=step, weights=weights, curves=parts["curves"])
-    r = priced(chip)
-    # a new left axis covers every accelerator, so picking another one moves the bars, not the axis
-    every = [r] + [priced(other) for other in load_accelerators() if other != chip]
+    r = deployment(chip, context, batch, k, a, overhead_ms, step=step, weights=weights, curves=parts["curves"])
+    # a new left axis covers every accelerator, so picking another one moves the bars, not the axis (their
+    # step times and memory at this batch: no curves, which a learner's step_time prices one call per batch)
+    every = [r] + [at_batch(other, context, batch, k, overhead_ms, step=step, weights=weights)
+                   for other in load_accelerators() if other != chip]
     cap, n = r["max_batch"], len(BATCHES)
     ax1, ax2 = parts["axes"]
     fits = r["fits"]
