@@ -25,6 +25,7 @@
   speed/      costs, hardware and the roofline
       costs        expected tokens, speedup, best k, break-even cost (05-06)
       hardware     model configs, accelerator specs, bytes, MACs, step times, memory, batch limits (07)
+      serving      one deployment over every batch, priced by the learner's functions once solved (07)
       roofline     time W @ X on this CPU and read its roofline off the times; a measured GPU table (07)
   views/      figures and widgets
       style        colours and figure habits shared by every notebook

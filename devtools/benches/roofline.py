@@ -2,7 +2,7 @@
 import os
 import time
 
-from speclab.speed import hardware as hw, roofline
+from speclab.speed import roofline, serving
 
 
 def bench():
@@ -22,5 +22,5 @@ def bench():
     yield "07 ratios the prose quotes: 2/1, 8/2, 64/1 columns", f"{s[1] / s[0]:.1f}x, {s[3] / s[1]:.2f}x, {s[-1] / s[0]:.1f}x"
     start = time.perf_counter()
     for b in range(1, 11):  # what one widget redraw computes (no drawing): curves over 4096 batches, slower batch
-        hw.deployment("H100", context=1024, batch=b)
+        serving.deployment("H100", context=1024, batch=b)
     yield "07 widget numbers per redraw (no drawing)", f"{(time.perf_counter() - start) * 100:.1f} ms"

@@ -42,14 +42,6 @@ from .slicing import is_test
 OPT_OUT = {}
 
 HIDE_REFERENCES = "SPECLAB_HIDE_REFERENCES"  # =0: the kernel keeps the graded notebook's references (to measure)
-# Notebooks whose kernel keeps its own references (grading/kernels/hidden.py), with the reason: demo cells compute with them
-# through course code, and raise in the kernel without them (seen grading each reference solution with them hidden;
-# scores were unaffected, the judge keeps the whole speclab). Hidden once those cells take the learner's functions.
-NOT_HIDDEN = {
-    "07_roofline": "hardware.deployment, crossover_batch and kernel_times, and the deployment widget that cell 49 "
-                   "checks, price steps with weight_bytes, forward_macs and step_time",
-}
-
 JUDGE_OPTED_OUT = "SPECLAB_JUDGE_OPTED_OUT"  # =1: judge these too (to measure them: devtools/benches/judge.py)
 
 # the registry's text, the codec's, then sync's, run in one module (their imports of each other fail there)
@@ -97,7 +89,7 @@ class JudgeExecute(RobustExecute):
     def hidden_names(self, aid, source):
         """The functions the kernel grading `aid` must not reach (its speclab's copies raise): the exercises of its
         source notebook `source`."""
-        return hidden.exercise_names(source) if self.hide_references and aid not in NOT_HIDDEN else []
+        return hidden.exercise_names(source) if self.hide_references else []
 
     def _source(self, aid):
         """The assignment's source folder: `source`, or the course's (nbgrader's own paths, which name no scratch

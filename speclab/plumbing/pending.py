@@ -23,13 +23,18 @@ import functools
 from contextlib import contextmanager
 
 
+def unsolved(exercise):
+    """The one line a block (or a widget: speclab.views.widgets.live) shows while `exercise` is unsolved."""
+    return f"Solve {exercise} first: this cell shows its results."
+
+
 @contextmanager
 def needs(exercise):
     """Run the block; if an exercise it calls is still unsolved, print one line naming `exercise`."""
     try:
         yield
     except NotImplementedError:
-        print(f"Solve {exercise} first: this cell shows its results.")
+        print(unsolved(exercise))
 
 
 def learner_first(learner, course):

@@ -3,8 +3,9 @@
 Reference versions of what notebook 07 teaches, read top to bottom: the loaders for the model
 configs in data/models/ and the accelerator specs in data/accelerators.json; counting (weights,
 MACs, KV cache); time (a pass priced kernel by kernel on the roofline); memory capacity;
-speculation on the roofline; and, last, one deployment over every batch at once (the numbers
-07's widget draws, speclab.views.figures.nb07). Timing the learner's own CPU is speclab.speed.roofline.
+speculation on the roofline; and each deployment at its own best (07's break-it). One deployment over
+every batch at once, priced by the learner's functions (07's demos and widget), is speclab.speed.serving;
+timing the learner's own CPU is speclab.speed.roofline.
 
 Conventions
   * A model config is a dict with the Hugging Face config.json field names
@@ -27,7 +28,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .costs import DRAFT_STEP_OVERHEAD_S, draft_cost, expected_tokens
+from .costs import draft_cost, expected_tokens
 from ..plumbing.datafiles import DATA
 
 MODELS = {"llama-2-7b": "Llama-2-7B", "llama-3-70b": "Llama-3-70B", "llama-3.2-1b": "Llama-3.2-1B"}
@@ -35,6 +36,7 @@ MODELS = {"llama-2-7b": "Llama-2-7B", "llama-3-70b": "Llama-3-70B", "llama-3.2-1
 # The hardware explainer's deployment: a 70B target and a 1B draft sharing four cards.
 DEPLOYMENT = {"target": "llama-3-70b", "draft": "llama-3.2-1b", "accelerator": "H100", "cards": 4,
               "a": 0.8, "k": 4, "tokens": 48}
+CONTEXTS = (512, 1024, 2048, 4096, 8192, 16384)   # the contexts 07's tables and widget offer
 
 
 # --- loading -------------------------------------------------------------------------
@@ -223,15 +225,15 @@ def explainer_step_time(cfg, acc, n_tokens, ctx, batch=1):
     return matmul_time(cfg, acc, n_tokens, batch)
 
 
-def crossover_batch(cfg, acc, n_tokens):
+def crossover_batch(cfg, acc, n_tokens, weights=weight_bytes, macs=forward_macs):
     """The batch size (a real number) at which the weight matmuls of a pass of n_tokens per sequence
-    become compute-bound: W / bandwidth = 2 * B * forward_macs(cfg, n_tokens, 0) / peak.
+    become compute-bound: W / bandwidth = 2 * B * macs(cfg, n_tokens, 0) / peak, with W = weights(cfg).
 
     The context does not enter: the cache is read by the attention kernel, not by the matmuls.
     math.inf for a pass with no arithmetic (n_tokens = 0).
     """
-    per_seq = 2 * forward_macs(cfg, n_tokens, 0) / acc["peak_flops"]
-    return weight_bytes(cfg) / acc["bandwidth"] / per_seq if per_seq > 0 else math.inf
+    per_seq = 2 * macs(cfg, n_tokens, 0) / acc["peak_flops"]
+    return weights(cfg) / acc["bandwidth"] / per_seq if per_seq > 0 else math.inf
 
 
 def attention_crossover_tokens(cfg, acc):
@@ -244,17 +246,17 @@ def attention_crossover_tokens(cfg, acc):
 # --- memory capacity -------------------------------------------------------------------
 
 
-def deployment_bytes(target, draft, batch, ctx):
-    """Bytes a speculative deployment holds: both models' weights, and for each of `batch`
-    sequences both models' KV caches at ctx positions (activations and fragmentation ignored)."""
-    return (weight_bytes(target) + weight_bytes(draft)
+def deployment_bytes(target, draft, batch, ctx, weights=weight_bytes):
+    """Bytes a speculative deployment holds: both models' weights (counted by `weights`), and for each of
+    `batch` sequences both models' KV caches at ctx positions (activations and fragmentation ignored)."""
+    return (weights(target) + weights(draft)
             + batch * (kv_cache_bytes(target, ctx) + kv_cache_bytes(draft, ctx)))
 
 
-def max_batch(target, draft, acc, ctx):
-    """The largest batch whose weights and caches fit in acc["memory"] (math.inf with no cache, 0 if
-    the weights alone do not fit)."""
-    free = acc["memory"] - weight_bytes(target) - weight_bytes(draft)
+def max_batch(target, draft, acc, ctx, weights=weight_bytes):
+    """The largest batch whose weights (counted by `weights`) and caches fit in acc["memory"] (math.inf
+    with no cache, 0 if the weights alone do not fit)."""
+    free = acc["memory"] - weights(target) - weights(draft)
     per_seq = kv_cache_bytes(target, ctx) + kv_cache_bytes(draft, ctx)
     if free < 0:
         return 0
@@ -346,44 +348,3 @@ def flip_context(step, target, draft, acc, a, k, overhead, lo=FLIP_CONTEXTS[0], 
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if wins(mid) else (mid + 1, hi)
     return lo
-
-
-# --- one deployment over every batch (the numbers 07's widget draws) ----------------------
-
-CONTEXTS = (512, 1024, 2048, 4096, 8192, 16384)
-BATCHES = np.arange(1, 4097)   # every whole batch the widget considers
-
-
-def deployment(chip="H100", context=1024, batch=1, k=4, a=0.8, overhead_ms=1e3 * DRAFT_STEP_OVERHEAD_S,
-               cards=4, models=("llama-3-70b", "llama-3.2-1b")):
-    """Everything the deployment widget shows, as numbers: one pass of numpy over batches 1..4096.
-
-    `chip` is a key of load_accelerators() ("A100", "H100", "H200"); the deployment pools `cards` of it.
-
-    Returns a dict: step times in ms at `batch` ("plain_ms", "draft_bytes_ms", "draft_ms" with the
-    overhead, "verify_ms"), "speedup" with the realistic draft and "ideal_speedup" with the ideal one
-    (None where the batch does not fit), "fits", "max_batch", "memory_gb" (what this batch needs),
-    "capacity_gb", "slower_batch" (the smallest batch that fits and is slower than plain decoding,
-    else None), "tokens_per_round", and the curves over "batches": "speedup_curve", "ideal_curve".
-    """
-    target, draft = load_model(models[0]), load_model(models[1])
-    acc = accelerator(chip, cards=cards)
-    overhead = overhead_ms * 1e-3
-    tokens = expected_tokens(a, k)
-    plain = step_times(target, acc, 1, context, BATCHES)
-    d_bytes = step_times(draft, acc, 1, context, BATCHES)
-    verify = step_times(target, acc, k + 1, context, BATCHES)
-    speed = tokens / (k * draft_cost(d_bytes, plain, overhead) + verify / plain)
-    ideal = tokens / (k * draft_cost(d_bytes, plain, 0.0) + verify / plain)
-    cap = max_batch(target, draft, acc, context)
-    fits = batch <= cap
-    slow = np.flatnonzero((tokens * plain < k * (d_bytes + overhead) + verify) & (BATCHES <= cap))
-    i = batch - 1
-    return {"plain_ms": float(1e3 * plain[i]), "draft_bytes_ms": float(1e3 * d_bytes[i]),
-            "draft_ms": float(1e3 * (d_bytes[i] + overhead)), "overhead_ms": float(overhead_ms),
-            "verify_ms": float(1e3 * verify[i]), "tokens_per_round": float(tokens),
-            "speedup": float(speed[i]) if fits else None, "ideal_speedup": float(ideal[i]) if fits else None,
-            "fits": bool(fits), "max_batch": cap, "slower_batch": int(BATCHES[slow[0]]) if len(slow) else None,
-            "memory_gb": deployment_bytes(target, draft, batch, context) / 1e9, "capacity_gb": acc["memory"] / 1e9,
-            "weights_gb": (weight_bytes(target) + weight_bytes(draft)) / 1e9, "accelerator": acc["name"],
-            "batches": BATCHES, "speedup_curve": speed, "ideal_curve": ideal}

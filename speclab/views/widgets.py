@@ -37,6 +37,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..plumbing import fastagg
+from ..plumbing.pending import unsolved
 
 DPI = 100
 ZLIB_LEVEL = 1   # the PNG's compression: fastest; a figure's flat colours pack well even so
@@ -187,11 +188,12 @@ class _Interactive(W.interactive):
     ipywidgets' own update captures every call in the Output: two state messages and a
     clear_output per move, which the page echoes back to the kernel. Here the Output is used only
     by an update that displays something beside its figure (marked with `displays`), and to show
-    an update's error, in place of the figure."""
+    an update's error, in place of the figure: for a widget that draws the learner's exercises (`needs`
+    names them), an unsolved one's NotImplementedError as pending.needs shows it, in one line."""
 
-    def __init__(self, update_and_show, screen, twin, captures, /, **controls):
+    def __init__(self, update_and_show, screen, twin, captures, needs, /, **controls):
         self._screen, self._twin = screen, twin   # for make bench, and for probe()
-        self._captures, self._failed = captures, False
+        self._captures, self._failed, self._needs = captures, False, needs
         super().__init__(update_and_show, **controls)
         self.children = (*self.children, screen.image)
 
@@ -211,7 +213,9 @@ class _Interactive(W.interactive):
                 if not self._captures:
                     clear_output(wait=True)
                 shell = get_ipython()
-                if shell is None:   # as ipywidgets does outside IPython
+                if self._needs and isinstance(err, NotImplementedError):
+                    print(unsolved(self._needs))
+                elif shell is None:   # as ipywidgets does outside IPython
                     self.log.warning("Exception in interact callback: %s", err, exc_info=True)
                 else:
                     shell.showtraceback()
@@ -228,13 +232,15 @@ def displays(update):
     return update
 
 
-def live(build, update, figsize=(7.0, 3.6), **controls):
+def live(build, update, figsize=(7.0, 3.6), needs=None, **controls):
     """A widget whose figure is built once and updated in place.
 
     build(fig) draws everything no control changes and returns `parts`: the artists (in any
     container) that update will change, each marked with moving(). update(parts, **values)
     changes them (set_data, set_height, set_text, ...) and returns what it plotted, which
     becomes widget.result. An update may also change axis limits; the frame is then redrawn.
+    `needs`, for an update that calls the learner's exercises, names them as pending.needs does:
+    while one is unsolved the widget shows that one line instead of a traceback.
     """
     screen = _Screen(new_figure(figsize))
     parts = build(screen.fig)
@@ -250,7 +256,7 @@ def live(build, update, figsize=(7.0, 3.6), **controls):
         twin_parts = build(fig)
         return lambda **values: update(twin_parts, **values)
 
-    return _Interactive(update_and_show, screen, twin, getattr(update, "displays", False), **controls)
+    return _Interactive(update_and_show, screen, twin, getattr(update, "displays", False), needs, **controls)
 
 
 def redrawing(draw, figsize=(7.0, 3.6), **controls):
@@ -270,7 +276,7 @@ def redrawing(draw, figsize=(7.0, 3.6), **controls):
     def twin():
         return lambda **values: draw(new_figure(figsize), **values)
 
-    return _Interactive(update_and_show, screen, twin, getattr(draw, "displays", False), **controls)
+    return _Interactive(update_and_show, screen, twin, getattr(draw, "displays", False), None, **controls)
 
 
 def probe(widget, description, value):

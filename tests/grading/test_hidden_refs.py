@@ -169,13 +169,13 @@ def test_every_route_to_the_graded_notebooks_reference_scores_nothing(tmp_path):
     assert got == {name: results["blank"].score for name in ATTACK_ROUTES}, (got, results["blank"].score)
 
 
-def test_hidden_references_are_on_by_default_and_each_exception_says_why():
+def test_hidden_references_are_on_by_default_for_every_notebook():
     import os
     import subprocess
     import sys
 
     from grading.course import REPO, assignments
-    from grading.judge.execute import NOT_HIDDEN
+    from grading.judge.execute import JudgeExecute
 
     env = {k: v for k, v in os.environ.items() if k != "SPECLAB_HIDE_REFERENCES"}
     code = "from grading.judge.execute import JudgeExecute as J; print(J().hide_references)"
@@ -183,7 +183,9 @@ def test_hidden_references_are_on_by_default_and_each_exception_says_why():
         run_env = env if value is None else {**env, "SPECLAB_HIDE_REFERENCES": value}
         out = subprocess.run([sys.executable, "-c", code], env=run_env, cwd=REPO, capture_output=True, text=True)
         assert out.stdout.strip() == want, (value, out.stdout, out.stderr[-500:])
-    assert set(NOT_HIDDEN) <= set(assignments()) and all(len(why) > 40 for why in NOT_HIDDEN.values())
+    for aid in assignments():   # none exempt: each kernel lacks its notebook's every exercise
+        source = nbformat.read(REPO / "solutions" / aid / f"{aid}.ipynb", as_version=4)
+        assert JudgeExecute().hidden_names(aid, source) == hidden.exercise_names(source) != [], aid
 
 
 @pytest.mark.skipif(not sandbox.available()[0], reason="bubblewrap cannot start here")
@@ -316,3 +318,87 @@ def test_10_graded_with_its_references_hidden_draws_for_the_reference_and_says_n
     assert "chat's answer" in ref["cell-030"] and ref["widgets"] >= 1, ref
     for cell in ("cell-022", "cell-030", "cell-032", "cell-034", "cell-035"):
         assert blank[cell].startswith("Solve Exercise A (verify_block)"), (cell, blank[cell])
+
+
+# 07's weight_bytes by two routes the integrity scan cannot follow, in the kernel JudgeExecute sets up to grade 07:
+# its module imported by a built name, and its file compiled and run anew; then through 07's own demo helper,
+# serving.deployment, handed a learner's weight_bytes that is unsolved. Seen failing with 07 back in NOT_HIDDEN: every
+# route answered (13476831232 bytes; the deployment priced with the course's).
+ROUTES_07 = """
+import importlib
+mod = importlib.import_module('spec' + 'lab.speed.hard' + 'ware')
+cfg, seen = mod.load_model('llama-2-7b'), {}
+try:
+    seen["import"] = repr(mod.weight_bytes(cfg))
+except RuntimeError as e:
+    seen["import"] = str(e)
+ns = {"__name__": "speclab.speed.copied", "__package__": "speclab.speed"}
+exec(compile(open(mod.__file__).read(), mod.__file__, "exec"), ns)
+try:
+    seen["file"] = repr(ns["weight_bytes"](cfg))
+except RuntimeError as e:
+    seen["file"] = str(e)
+def unsolved(*args):
+    raise NotImplementedError()
+try:
+    seen["demo"] = repr(importlib.import_module('speclab.speed.serving').deployment(step=unsolved, weights=unsolved))
+except RuntimeError as e:
+    seen["demo"] = str(e)
+print(repr(seen))
+"""
+
+
+@pytest.mark.skipif(not sandbox.available()[0], reason="bubblewrap cannot start here")
+def test_a_kernel_grading_07_reaches_not_its_weight_bytes(tmp_path):
+    from grading.judge.execute import JudgeExecute
+
+    aid = "07_roofline"
+    source = nbformat.read(f"solutions/{aid}/{aid}.ipynb", as_version=4)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(ROUTES_07)])
+    config = Config()
+    config.SandboxedKernelManager.folder = str(tmp_path / "kernel")
+    config.SandboxedKernelManager.hidden = JudgeExecute().hidden_names(aid, source)
+    config.SandboxedKernelManager.notebook = aid
+    RobustExecute(config=config, timeout=120, sandbox=True, kernel_name="python3").preprocess(
+        nb, {"metadata": {"path": str(tmp_path)}})
+    texts = [o.get("text", "") for o in nb.cells[0].outputs if o.get("name") == "stdout"]
+    gone = f"the course's reference for {{}} is not available while {aid} is graded"
+    assert texts and eval(texts[-1]) == {"import": gone.format("weight_bytes"), "file": gone.format("weight_bytes"),
+                                         "demo": gone.format("weight_bytes")}, nb.cells[0].outputs
+
+
+# The 07 reference and a blank copy, graded with hiding on (the default) by make grade's path. The reference scores
+# full marks, and no cell of it shows an error, a traceback or needs' line: its demo cells and widget run on its own
+# functions (seen failing with cell-036 calling hw.crossover_batch(T, four, n): needs' line in the reference). The
+# blank copy's demo cells print needs' line where a kernel that kept the course's references prints the course's
+# numbers (seen failing with 07 back in NOT_HIDDEN: cell-031 printed "plain target step  : 10.530 ms ...").
+@pytest.mark.slow
+@pytest.mark.skipif(not sandbox.available()[0], reason="bubblewrap cannot start here")
+def test_07_graded_with_its_references_hidden_runs_every_demo_on_the_learners_functions(tmp_path):
+    from grading.grade import grade
+
+    aid = "07_roofline"
+    root = scratch_course(tmp_path / "course", [aid], release="generate")
+    good = bs.good_students(root, aid)
+    bs.write_class(root, aid, {"reference": good["reference"], "blank": good["blank"]})
+    results = {r.student: r for r in grade(root, [aid], workers=1, cell_timeout=120, quiet=True, export=False)}
+    assert results["reference"].score == bs.full_marks(root, aid)[0], results["reference"].notes
+
+    def outputs(student):
+        nb = nbformat.read(root / "autograded" / student / aid / f"{aid}.ipynb", as_version=4)
+        return {c.id: c.outputs for c in nb.cells if c.cell_type == "code"}
+
+    def text(outs):
+        return "".join(o.get("text", "") for o in outs if o.get("output_type") == "stream")
+
+    ref = outputs("reference")
+    bad = {cid: outs for cid, outs in ref.items()
+           if any(o.get("output_type") == "error" or any(mark in o.get("text", "") for mark in
+                  ("Traceback", "not available", "Solve Exercise")) for o in outs)}
+    assert not bad, bad
+    assert "plain target step  : 10.530 ms" in text(ref["cell-031"]), ref["cell-031"]
+    assert "back at batch 1, 1,024 context: 2.45x" in text(ref["cell-049"]), ref["cell-049"]
+    assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in ref["cell-048"]), ref["cell-048"]
+    blank = outputs("blank")
+    for cid in ("cell-031", "cell-036", "attention-ridge", "cell-039", "cell-049"):
+        assert "Solve Exercise A (weight_bytes)" in text(blank[cid]), (cid, blank[cid])

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from speclab.speed import hardware as hw
+from speclab.speed import hardware as hw, serving
 from speclab.speed.costs import DRAFT_STEP_OVERHEAD_S, draft_cost, expected_tokens
 from speclab.rules.speculative import rounds_with_accuracy
 
@@ -243,16 +243,16 @@ def test_explainer_price_is_the_step_time_of_an_empty_context(deployment):
 
 def test_the_deployment_widget_numbers_agree_with_the_scalar_functions(deployment):
     target, draft, four = deployment
-    r = hw.deployment("H100", context=1024, batch=100, overhead_ms=0.8)
+    r = serving.deployment("H100", context=1024, batch=100, overhead_ms=0.8)
     assert r["plain_ms"] == pytest.approx(1e3 * hw.step_time(target, four, 1, 1024, 100))
     assert r["verify_ms"] == pytest.approx(1e3 * hw.step_time(target, four, 5, 1024, 100))
     assert r["speedup"] == pytest.approx(hw.speculative_speedup(target, draft, four, 0.8, 4, 1024, 100, overhead=0.8e-3))
     assert r["slower_batch"] == 249 and r["max_batch"] == 477 and r["fits"]
     for ctx in hw.CONTEXTS:
         for ov in (0.0, 0.8):
-            got = hw.deployment("H100", context=ctx, overhead_ms=ov)["slower_batch"]
+            got = serving.deployment("H100", context=ctx, overhead_ms=ov)["slower_batch"]
             assert got == hw.slower_batch(hw.step_time, target, draft, four, 0.8, 4, ctx, ov * 1e-3), (ctx, ov)
-    big = hw.deployment("H100", context=4096, batch=512)
+    big = serving.deployment("H100", context=4096, batch=512)
     assert not big["fits"] and big["speedup"] is None and big["max_batch"] == 119 and round(big["memory_gb"]) == 899
 
 

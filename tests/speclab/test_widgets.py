@@ -195,3 +195,27 @@ def test_log_slider_steps_evenly_in_log_scale():
     assert list(s.options) == [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
     assert s.value == 1 and s.description == "batch"
     assert 119 in widgets.log_slider(119, 1, 1024, "batch").options   # a value off the grid is kept as a stop
+
+
+def test_a_live_widget_that_needs_an_unsolved_exercise_shows_needs_one_line(capsys):
+    """needs=: while the learner's function raises NotImplementedError the widget shows pending's one line (no
+    traceback, no figure); probe raises it, so a check cell inside needs(...) prints its line too; solved, it draws."""
+    solved = []
+
+    def build(fig):
+        return widgets.moving(fig.subplots().set_title(""))
+
+    def update(title, x):
+        if not solved:
+            raise NotImplementedError
+        title.set_text(f"x = {x}")
+        return x
+
+    w = widgets.live(build, update, needs="Exercise A (f)", x=widgets.slider(1, 0, 3, 1, "x"))
+    # in its Output (outside a kernel the Output passes it to stdout)
+    assert capsys.readouterr().out.endswith("Solve Exercise A (f) first: this cell shows its results.\n")
+    assert w._screen.image.layout.display == "none", "no figure while the exercise is unsolved"
+    with pytest.raises(NotImplementedError):
+        widgets.probe(w, "x", 2)
+    solved.append(True)
+    assert widgets.set_value(w, "x", 3) == 3 and w.out.outputs == () and w._screen.image.layout.display is None

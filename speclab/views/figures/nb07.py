@@ -4,14 +4,16 @@ Llama-3-70B as the target and Llama-3.2-1B as the draft on four cards of one acc
 left panel is one round's step times at the chosen batch (plain step, k draft steps with their
 overhead hatched, the verify pass), or, when the batch does not fit, its memory bill against the
 cards' capacity. The right panel is the speedup over every batch 1..4096 that fits, with the
-ideal draft (bytes only) dashed. The numbers come from speclab.speed.hardware.deployment; what a move
-returns is that dict without its curves.
+ideal draft (bytes only) dashed. The numbers come from speclab.speed.serving.deployment, priced by the
+step_time and weight_bytes it is handed: the notebook hands in the learner's, used once solved and the
+course's until then. What a move returns is that dict without its curves.
 """
 import numpy as np
 from matplotlib import rcParams
 from matplotlib.ticker import MaxNLocator, NullLocator
 
-from ...speed.hardware import BATCHES, deployment, load_accelerators
+from ...speed.hardware import load_accelerators, step_time, weight_bytes
+from ...speed.serving import BATCHES, at_batch, deployment
 from ..style import COLORS, steady_ylim
 from ..widgets import moving
 
@@ -67,20 +69,24 @@ def build_deployment(fig):
     return {"axes": (ax1, ax2), "steps": tuple(steps), "bill": tuple(bill), "capacity": capacity,
             "tick_label": tick_label, "bill_labels": (memory_label, weights_label, kv_label), "title1": title1,
             "ideal": ideal, "real": real, "ideal_label": ideal_label, "real_label": real_label, "full": full,
-            "full_label": full_label, "dot": dot, "too_big": too_big, "title2": title2, "all": parts, "mode": None}
+            "full_label": full_label, "dot": dot, "too_big": too_big, "title2": title2, "all": parts, "mode": None,
+            "curves": {}}   # the step times over the batches, kept for the next move (serving.deployment)
 
 
-def update_deployment(parts, batch=1, chip="H100", context=1024, k=4, a=0.8, overhead_ms=0.8):
+def update_deployment(parts, batch=1, chip="H100", context=1024, k=4, a=0.8, overhead_ms=0.8, step=step_time,
+                      weights=weight_bytes):
     """Set build_deployment's parts to one setting: one round's step times at this batch (or, if the
-    batch does not fit, its memory bill), and the speedup over every batch that fits in memory.
+    batch does not fit, its memory bill), and the speedup over every batch that fits in memory, each pass
+    priced by `step` and the weights counted by `weights` (the learner's step_time and weight_bytes, once solved).
 
     Returns deployment(...) without its curves: the numbers tests read as widget.result.
     """
-    r = deployment(chip, context, batch, k, a, overhead_ms)
-    # a new left axis covers every accelerator, so picking another one moves the bars, not the axis
-    every = [r] + [deployment(other, context, batch, k, a, overhead_ms) for other in load_accelerators()
-                   if other != chip]
-    cap, n = r["max_batch"], len(r["batches"])
+    r = deployment(chip, context, batch, k, a, overhead_ms, step=step, weights=weights, curves=parts["curves"])
+    # a new left axis covers every accelerator, so picking another one moves the bars, not the axis (their
+    # step times and memory at this batch: no curves, which a learner's step_time prices one call per batch)
+    every = [r] + [at_batch(other, context, batch, k, overhead_ms, step=step, weights=weights)
+                   for other in load_accelerators() if other != chip]
+    cap, n = r["max_batch"], len(BATCHES)
     ax1, ax2 = parts["axes"]
     fits = r["fits"]
     if parts["mode"] != fits:   # the left panel's frame changes with the mode: new limits redraw it
@@ -156,6 +162,7 @@ def update_deployment(parts, batch=1, chip="H100", context=1024, k=4, a=0.8, ove
     return {key: v for key, v in r.items() if key not in ("batches", "speedup_curve", "ideal_curve")}
 
 
-def draw_deployment(fig, batch=1, chip="H100", context=1024, k=4, a=0.8, overhead_ms=0.8):
+def draw_deployment(fig, batch=1, chip="H100", context=1024, k=4, a=0.8, overhead_ms=0.8, step=step_time,
+                    weights=weight_bytes):
     """The deployment widget's figure, drawn whole on `fig` (build_deployment, then update_deployment)."""
-    return update_deployment(build_deployment(fig), batch, chip, context, k, a, overhead_ms)
+    return update_deployment(build_deployment(fig), batch, chip, context, k, a, overhead_ms, step, weights)
