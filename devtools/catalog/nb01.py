@@ -299,53 +299,95 @@ def drift(P, Q, ctx, n, k, m):
     "harmless_starts": {
         "wrong": {
             "the tokens whose own row agrees (only the first guess checked): the notebook's rows, transcribed": ("""
-def harmless_starts(P, Q, k):
+def harmless_starts(P, Q):
     return {t for t in range(len(P)) if int(np.argmax(Q[t])) == int(np.argmax(P[t]))}
-""", "a trusted round that starts from some of them still changes the output"),
-            "the whole text from there unchanged (every later round trusted too)": """
-def harmless_starts(P, Q, k):
-    n = 12 * (k + 1)
-    return {t for t in range(len(P)) if greedy_decode(Q, t, n)[0] == greedy_decode(P, t, n)[0]}
+""", "the team may pick any k"),
+            "section 3's round from every token, k = 4 as printed there: one condition changed (the transcriber's)": ("""
+def harmless_starts(P, Q):
+    safe = set()
+    for ctx in range(len(P)):
+        k = 4
+        guesses, t = [], ctx
+        for _ in range(k):
+            t = int(np.argmax(Q[t]))
+            guesses.append(t)
+        checks = [int(np.argmax(P[prefix])) for prefix in [ctx] + guesses]
+        if guesses == checks[:k]:
+            safe.add(ctx)
+    return safe
+""", "the team may pick any k"),
+            "a long but fixed look-ahead (100 guesses)": edit("for _ in range(len(P)):", "for _ in range(100):"),
+            "one guess short of every row (V - 1 guesses)": edit("for _ in range(len(P)):", "for _ in range(len(P) - 1):"),
+            "the whole text from there unchanged at a fixed length (every later round trusted too)": """
+def harmless_starts(P, Q):
+    return {t for t in range(len(P)) if greedy_decode(Q, t, 48)[0] == greedy_decode(P, t, 48)[0]}
 """,
             "the trick run from every token (the broken loop is not available to the Diagnose)": ("""
-def harmless_starts(P, Q, k):
-    return {t for t in range(len(P)) if list(trusting_greedy(P, Q, t, k, k, 1)[0]) == list(greedy_decode(P, t, k)[0])}
+def harmless_starts(P, Q):
+    V = len(P)
+    return {t for t in range(V) if list(trusting_greedy(P, Q, t, V, V, 1)[0]) == list(greedy_decode(P, t, V)[0])}
 """, "trusting_greedy is not available in the Diagnose"),
             "the trick's drift measured from every token": ("""
-def harmless_starts(P, Q, k):
-    return {t for t in range(len(P)) if drift(P, Q, t, k, k, 1) == 0}
+def harmless_starts(P, Q):
+    return {t for t in range(len(P)) if drift(P, Q, t, len(P), len(P), 1) == 0}
 """, "drift is not available in the Diagnose"),
-            "k - 1 guesses checked": edit("for _ in range(k):   # the k guesses a trusted round emits, each judged after "
-                                         "the guess before it", "for _ in range(k - 1):"),
-            "k + 1 guesses checked (a bonus counted that a trusted round never emits)": edit(
-                "for _ in range(k):   # the k guesses a trusted round emits, each judged after the guess before it",
-                "for _ in range(k + 1):"),
             "each guess judged on the row of the start token, not of the guess before it": edit(
                 "guess = int(np.argmax(Q[prev]))", "guess = int(np.argmax(Q[t]))"),
+            "only the loop the chain ends in judged, not the rows on the way there": """
+def harmless_starts(P, Q):
+    safe = set()
+    for t in range(len(P)):
+        cur = t
+        for _ in range(len(P)):
+            cur = int(np.argmax(Q[cur]))
+        loop, x = [], cur
+        while True:
+            loop.append(x)
+            x = int(np.argmax(Q[x]))
+            if x == cur:
+                break
+        if all(int(np.argmax(Q[r])) == int(np.argmax(P[r])) for r in loop):
+            safe.add(t)
+    return safe
+""",
             "the tokens that must stay off the list": edit("if ok:", "if not ok:"),
             "a sorted list, not a set": edit("return safe", "return sorted(safe)"),
         },
         "right": {
-            "the draft's own greedy chain from the token against the target's": """
-def harmless_starts(P, Q, k):
-    return {t for t in range(len(P)) if list(greedy_decode(Q, t, k)[0]) == list(greedy_decode(P, t, k)[0])}
+            "the chain followed until it fails or closes a loop": """
+def harmless_starts(P, Q):
+    out = set()
+    for t in range(len(P)):
+        seen, cur = set(), t
+        while cur not in seen and int(np.argmax(Q[cur])) == int(np.argmax(P[cur])):
+            seen.add(cur)
+            cur = int(np.argmax(Q[cur]))
+        if cur in seen:
+            out.add(t)
+    return out
 """,
-            "numpy: all start tokens at once": """
-def harmless_starts(P, Q, k):
+            "numpy: all start tokens at once, V steps": """
+def harmless_starts(P, Q):
     P, Q = np.asarray(P), np.asarray(Q)
     cur, ok = np.arange(len(P)), np.ones(len(P), dtype=bool)
-    for _ in range(k):
+    for _ in range(len(P)):
         guess = np.argmax(Q[cur], axis=1)
         ok &= guess == np.argmax(P[cur], axis=1)
         cur = guess
     return {int(t) for t in np.flatnonzero(ok)}
 """,
+            "the draft's own greedy chain of V tokens against the target's": """
+def harmless_starts(P, Q):
+    V = len(P)
+    return {t for t in range(V) if list(greedy_decode(Q, t, V)[0]) == list(greedy_decode(P, t, V)[0])}
+""",
         },
         "delegate": {
             "the course's trusting_greedy through a module attribute": """
 import speclab.rules.speculative as S
-def harmless_starts(P, Q, k):
-    return {t for t in range(len(P)) if S.trusting_greedy(P, Q, t, k, k, 1)[0] == S.greedy_decode(P, t, k)[0]}
+def harmless_starts(P, Q):
+    V = len(P)
+    return {t for t in range(V) if S.trusting_greedy(P, Q, t, V, V, 1)[0] == S.greedy_decode(P, t, V)[0]}
 """,
         },
     },

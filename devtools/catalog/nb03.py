@@ -430,63 +430,86 @@ def detection_power(sampler, p, q, n, trials, threshold, rng):
 """,
         },
     },
-    "over_represented": {
+    "redraft_distribution": {
         "wrong": {
-            "resampling from p's tokens, Exercise C's condition transcribed: min(p, q) > alpha * p": ("""
-def over_represented(p, q):
-    alpha = acceptance_rate(p, q)
-    return {x for x in range(len(p)) if min(p[x], q[x]) > alpha * p[x]}
-""", "resampling from p over-serves"),
-            "computed with Exercise C's one_token_distribution, rule no_resample": ("""
-def over_represented(p, q):
-    out = one_token_distribution(p, q, "no_resample")
-    return {x for x in range(len(p)) if out[x] > p[x]}
-""", "resampling from p over-serves"),
-            "the over-proposed tokens only (q > p)": """
-def over_represented(p, q):
-    return {x for x in range(len(p)) if q[x] > p[x]}
+            "the draft put where the proof's line has the residual: min(p, q) + (1 - alpha) q (the transcriber's)": ("""
+def redraft_distribution(p, q):
+    return np.minimum(p, q) + (1 - acceptance_rate(p, q)) * np.asarray(q)
+""", "emits one fresh draft after a rejection without testing it"),
+            "resampling from p, Exercise C's no_resample": ("""
+def redraft_distribution(p, q):
+    return one_token_distribution(p, q, "no_resample")
+""", "no_resample"),
+            "p itself: every emitted token passed the test, so it must be exact": ("""
+def redraft_distribution(p, q):
+    return np.asarray(p, dtype=float).copy()
+""", "this sampler is not exact"),
+            "q itself: only drafts come out": ("""
+def redraft_distribution(p, q):
+    return np.asarray(q, dtype=float).copy()
+""", "tests every draft"),
+            "the kept mass of one attempt, not renormalised": (edit(
+                "return np.minimum(p, q) / acceptance_rate(p, q)", "return np.minimum(p, q)"), "sum to 1"),
+            "one retry, then the second fresh draft emitted untested": """
+def redraft_distribution(p, q):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    kept, a = np.minimum(p, q), acceptance_rate(p, q)
+    return kept + (1 - a) * (kept + (1 - a) * q)
 """,
-            "the rejected mass taken as alpha (the acceptance rate in place of the rejection rate)": edit(
-                "return {x for x in range(len(p)) if min(p[x], q[x]) + (1 - alpha) * q[x] > p[x]}",
-                "return {x for x in range(len(p)) if min(p[x], q[x]) + alpha * q[x] > p[x]}"),
-            "the under-represented tokens (the comparison upside down)": edit(
-                "return {x for x in range(len(p)) if min(p[x], q[x]) + (1 - alpha) * q[x] > p[x]}",
-                "return {x for x in range(len(p)) if min(p[x], q[x]) + (1 - alpha) * q[x] < p[x]}"),
-            "a sorted list, not a set": (edit(
-                "return {x for x in range(len(p)) if min(p[x], q[x]) + (1 - alpha) * q[x] > p[x]}",
-                "return sorted(x for x in range(len(p)) if min(p[x], q[x]) + (1 - alpha) * q[x] > p[x])"), "a set"),
-            "counted: 20,000 draws of the team's sampler against p": """
-def over_represented(p, q):
+            "the geometric series cut after 50 attempts": """
+def redraft_distribution(p, q):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    a = acceptance_rate(p, q)
+    return np.minimum(p, q) * sum((1 - a) ** j for j in range(50))
+""",
+            "the overlap renormalised by p's mass there, not by the acceptance rate": """
+def redraft_distribution(p, q):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    m = np.minimum(p, q)
+    return m / p[m > 0].sum()
+""",
+            "the residual's shape taken for the retries: min(p, q) + (1 - alpha) residual": """
+def redraft_distribution(p, q):
+    return np.minimum(p, q) + (1 - acceptance_rate(p, q)) * residual(p, q)
+""",
+            "counted: 20,000 runs of the team's sampler": """
+def redraft_distribution(p, q):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
     rng = np.random.default_rng(0)
     counts = np.zeros(len(p))
     for _ in range(20_000):
-        x = sample_from(q, rng.random())
-        if rng.random() >= min(1.0, p[x] / q[x]):
+        while True:
             x = sample_from(q, rng.random())
+            if rng.random() < min(1.0, p[x] / q[x]):
+                break
         counts[x] += 1
-    return {x for x in range(len(p)) if counts[x] / 20_000 > p[x]}
+    return counts / 20_000
 """,
+            "a Python list": edit(
+                "return np.minimum(p, q) / acceptance_rate(p, q)",
+                "return list(np.minimum(p, q) / acceptance_rate(p, q))"),
         },
         "right": {
-            "accepted mass plus the rejections' share of q, against p": """
-def over_represented(p, q):
-    kept = np.minimum(p, q)
-    out = kept + (1 - kept.sum()) * np.asarray(q)
-    return {int(x) for x in np.flatnonzero(out - p > 1e-12)}
+            "the overlap divided by its own sum": """
+def redraft_distribution(p, q):
+    m = np.minimum(np.asarray(p, dtype=float), np.asarray(q, dtype=float))
+    return m / m.sum()
 """,
-            "q above p / (2 - alpha)": """
-def over_represented(p, q):
-    alpha = sum(min(a, b) for a, b in zip(p, q))
-    return {i for i, (a, b) in enumerate(zip(p, q)) if b > a / (2 - alpha)}
+            "the fixed point out = kept + (1 - alpha) out, solved as a linear system": """
+def redraft_distribution(p, q):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    kept = np.minimum(p, q)
+    a = acceptance_rate(p, q)
+    return np.linalg.solve(np.eye(len(p)) * a, kept)
 """,
         },
         "delegate": {
-            "notebook 02's emitted_distribution from speclab, with q as the fallback": """
+            "notebook 02's emitted_distribution from speclab, with nothing as the fallback, then renormalised": """
 from speclab.views import onetoken
 from speclab.rules import speculative
-def over_represented(p, q):
-    out = onetoken.emitted_distribution(p, q, q, speculative.accept_prob)
-    return {x for x in range(len(p)) if out[x] - p[x] > 1e-12}
+def redraft_distribution(p, q):
+    kept = onetoken.emitted_distribution(p, q, np.zeros(len(p)), speculative.accept_prob)
+    return kept / kept.sum()
 """,
         },
     },

@@ -21,7 +21,7 @@ TWINS = {aid: twins(aid) for aid in assignments()}
 NO_TWIN = {
     "01_branch_prediction": {"drift", "harmless_starts"},
     "02_acceptance_rule": {"accept_many", "counter_shortfall"},
-    "03_residual": {"resample_sample", "detection_power", "over_represented"},
+    "03_residual": {"resample_sample", "detection_power", "redraft_distribution"},
     "04_tv_distance": {"speculative_joint3", "three_token_tv", "worst_position"},
     "05_k_sweep": {"first_draft_kept"},
     "06_break_even": {"should_speculate", "seconds_per_token", "speedups_by_k", "size_priced_trap"},
