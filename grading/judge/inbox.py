@@ -20,7 +20,7 @@ def shallow(name, placeholders=()):
     subclass of NbGraderPreprocessor."""
     spec = importlib.util.find_spec(name)
     with open(spec.origin) as f:
-        found = {n: m for m, n in re.findall(r"^from \.(\w+) import (\w+)", f.read(), re.M)}
+        found = {n: m for m, n in re.findall(r"^from (\.?[\w.]+) import (\w+)$", f.read(), re.M)}
     module = types.ModuleType(name)
     module.__path__, module.__spec__, module.__file__ = list(spec.submodule_search_locations), spec, spec.origin
 
@@ -28,7 +28,7 @@ def shallow(name, placeholders=()):
         if attr in placeholders:
             return type(attr, (resolve("NbGraderPreprocessor"),), {})
         if attr in found:
-            return getattr(importlib.import_module(f"{name}.{found[attr]}"), attr)
+            return getattr(importlib.import_module(found[attr], name), attr)
         raise AttributeError(f"module {name!r} has no attribute {attr!r}")
 
     module.__getattr__ = resolve
@@ -40,6 +40,9 @@ def lean_imports():
     shallow("nbgrader")
     shallow("nbgrader.preprocessors", placeholders=("SaveAutoGrades",))  # grades are saved in the worker
     shallow("grading.grade")
+    shallow("nbconvert")  # its exporters, filters and templates (mistune, bleach, bs4): the box converts nothing
+    shallow("nbconvert.preprocessors")  # the Execute step's base only, not the sanitizer or the LaTeX helpers
+    shallow("nbconvert.exporters")  # nbgrader's Execute reads one name of exporter.py; the rest load jinja2
 
 
 def progress(folder, index):

@@ -18,7 +18,7 @@ from .callbacks import _answer, _call_of, course_function
 from .codec import (HOLD, HOLD_ROWS, PLAIN, CodecError, Seal, count_table, course_object, decode, encode, plain_hook,
                     rows_of)
 from .outcome import Dead, Late, Refused, _error, _text, append_stream
-from .slicing import _parse, course_slice, exercises, is_test
+from .slicing import _parse, course_slice, exercises, is_test, lean, read_anywhere
 from .sync import Shared
 
 # ----------------------------------------------------------------------------- the proxy
@@ -63,6 +63,7 @@ class Judge:
         self.nb, self.transport = source_nb, transport
         self.exercises = exercises(source_nb)
         self.plan = course_slice(source_nb, self.exercises)
+        self.wanted = read_anywhere(source_nb, self.plan)
         self.test_at = {grade_id(c): i for i, c in enumerate(source_nb.cells) if is_test(c)}
         self.ns = {"__name__": "__main__", "__builtins__": builtins}
         self.done = 0
@@ -93,6 +94,7 @@ class Judge:
                 tree = _parse(source)
                 if tree is None:
                     continue
+                tree = lean(tree, self.wanted)
                 with open(os.devnull, "w") as null, contextlib.redirect_stdout(null), contextlib.redirect_stderr(null):
                     try:
                         exec(compile(tree, f"<course cell {i}>", "exec"), self.ns)

@@ -82,3 +82,30 @@ def course_slice(nb, exercise_names):
                         todo.append((i, reads))
                     break
     return chosen
+
+
+def read_anywhere(nb, plan):
+    """Every name read anywhere in the planned course cells and the test cells (a cell's own reads of what it
+    binds included): what an import the judge runs must still bind."""
+    out = set()
+    for i, c in enumerate(nb.cells):
+        if i in plan or is_test(c):
+            tree = _parse(c.source)
+            out |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} if tree else set()
+    return out
+
+
+def lean(tree, wanted):
+    """`tree` with its top-level imports cut to the names in `wanted`: a notebook's first cell imports pyplot,
+    IPython's display and the widgets for its figures, which no test reads (1 to 2 CPU s of imports in each
+    fresh judge). A star import, and every other statement, stays as it is."""
+    body = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            kept = [a for a in node.names if a.name == "*" or (a.asname or a.name.split(".")[0]) in wanted]
+            if not kept:
+                continue
+            node.names = kept
+        body.append(node)
+    tree.body = body
+    return tree

@@ -12,6 +12,7 @@ module's frames (show_failures_from_here).
 # Bound at import, before any student code runs: a later `builtins.float = ...` or
 # `math.fsum = ...` in a solution cell changes nothing here.
 import os as _os
+import sys as _sys
 import types as _types
 from builtins import (AssertionError, enumerate, float, hasattr, int, isinstance, len, list, max, min, repr, str,
                       tuple, type, zip)
@@ -204,11 +205,9 @@ def show_failures_from_here(shell=None):
     the line of the test that failed and its message, not the inside of check_close. Leaves a shell that
     already has a handler of its own alone; returns whether it installed one."""
     if shell is None:
-        try:
-            from IPython import get_ipython
-        except ImportError:
-            return False
-        shell = get_ipython()
+        ipython = _sys.modules.get("IPython")  # not loaded: no shell runs here (the judge, a script), none to find
+        find = getattr(ipython, "get_ipython", None)
+        shell = find() if find is not None else None
     if shell is None or getattr(shell, "custom_exceptions", ()) not in ((), (AssertionError,)):
         return False
     shell.set_custom_exc((AssertionError,), _show_failure)

