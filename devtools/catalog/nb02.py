@@ -364,10 +364,10 @@ def counter_shortfall(p, q):
     kept = sum(q[x] * (1.0 if p[x] == 0 else min(1.0, q[x] / p[x])) for x in range(len(p)) if q[x] > 0)
     return 1.0 - float(kept)
 """, "what the team's counter itself reads"),
-            "the correct rule's rejection rate, 1 - sum min(p, q)": ("""
+            "the correct rule's rejection rate, 1 - sum min(p, q)": """
 def counter_shortfall(p, q):
     return 1.0 - float(np.minimum(p, q).sum())
-""", "what a correct implementation's counter reads"),
+""",
             "the gap the wrong way round: the swapped counter minus the correct one": (edit(
                 "return float(((p[under] - q[under]) ** 2 / p[under]).sum())",
                 "return -float(((p[under] - q[under]) ** 2 / p[under]).sum())"), "the team's the lower"),
