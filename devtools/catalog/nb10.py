@@ -239,7 +239,7 @@ def what_the_target_read(prompt, drafts, output):
             "every round split as if it kept all its drafts (the accept rule not replayed)": (edit(
                 ("while kept < len(drafted) and int(output[at + kept]) == drafted[kept]:",
                  "while kept < len(drafted) and at + kept + 1 < len(output):"),
-                ("fresh = [emitted[-1]]", "fresh = [emitted[-1]] if emitted else fresh")), "kept all its drafts"),
+                ("fresh = [emitted[-1]]", "fresh = [emitted[-1]] if emitted else fresh")), "ends in a row up to"),
             "every round split as if it kept none of its drafts": edit(
                 "while kept < len(drafted) and int(output[at + kept]) == drafted[kept]:", "while False:"),
             "the kept drafts counted one too many (the target's token taken for a draft)": (edit(
