@@ -247,6 +247,23 @@ def test_02_widget_draws_in_a_kernel_grading_02(tmp_path):
     assert round(good, 4) == 0.9286 and round(hotter, 3) == 0.947 and abs(perfect - 1) < 1e-12, (good, hotter, perfect)
 
 
+def routes_seen_grading(tmp_path, aid, routes):
+    """What `routes` (a cell that prints a dict route -> what it found) prints in the kernel JudgeExecute sets up to
+    grade `aid`, with its outputs for the failure message."""
+    from grading.judge.execute import JudgeExecute
+
+    source = nbformat.read(f"solutions/{aid}/{aid}.ipynb", as_version=4)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(routes)])
+    config = Config()
+    config.SandboxedKernelManager.folder = str(tmp_path / "kernel")
+    config.SandboxedKernelManager.hidden = JudgeExecute().hidden_names(aid, source)
+    config.SandboxedKernelManager.notebook = aid
+    RobustExecute(config=config, timeout=120, sandbox=True, kernel_name="python3").preprocess(
+        nb, {"metadata": {"path": str(tmp_path)}})
+    texts = [o.get("text", "") for o in nb.cells[0].outputs if o.get("name") == "stdout"]
+    return (eval(texts[-1]) if texts else None), nb.cells[0].outputs
+
+
 # Notebook 10's references by three routes: its module imported by a built name, the module's file run anew, and the
 # helper that stands the course's prompt_lookup in for an unsolved one in 10's demos (specloop.your_lookup). The kernel
 # is configured with the names JudgeExecute hides when it grades 10. Seen failing while NOT_HIDDEN exempted 10: every
@@ -273,20 +290,10 @@ print(repr(seen))
 
 @pytest.mark.skipif(not sandbox.available()[0], reason="bubblewrap cannot start here")
 def test_a_kernel_grading_10_reaches_no_prompt_lookup_by_import_file_or_stand_in(tmp_path):
-    from grading.judge.execute import JudgeExecute
-
     aid = "10_real_transformer"
-    source = nbformat.read(f"solutions/{aid}/{aid}.ipynb", as_version=4)
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(ROUTES_10)])
-    config = Config()
-    config.SandboxedKernelManager.folder = str(tmp_path / "kernel")
-    config.SandboxedKernelManager.hidden = JudgeExecute().hidden_names(aid, source)
-    config.SandboxedKernelManager.notebook = aid
-    RobustExecute(config=config, timeout=120, sandbox=True, kernel_name="python3").preprocess(
-        nb, {"metadata": {"path": str(tmp_path)}})
-    texts = [o.get("text", "") for o in nb.cells[0].outputs if o.get("name") == "stdout"]
+    seen, outputs = routes_seen_grading(tmp_path, aid, ROUTES_10)
     gone = f"the course's reference for prompt_lookup is not available while {aid} is graded"
-    assert texts and eval(texts[-1]) == {"import": gone, "file": gone, "stand-in": gone}, nb.cells[0].outputs
+    assert seen == {"import": gone, "file": gone, "stand-in": gone}, outputs
 
 
 @pytest.mark.slow
@@ -350,21 +357,11 @@ print(repr(seen))
 
 @pytest.mark.skipif(not sandbox.available()[0], reason="bubblewrap cannot start here")
 def test_a_kernel_grading_07_reaches_not_its_weight_bytes(tmp_path):
-    from grading.judge.execute import JudgeExecute
-
     aid = "07_roofline"
-    source = nbformat.read(f"solutions/{aid}/{aid}.ipynb", as_version=4)
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(ROUTES_07)])
-    config = Config()
-    config.SandboxedKernelManager.folder = str(tmp_path / "kernel")
-    config.SandboxedKernelManager.hidden = JudgeExecute().hidden_names(aid, source)
-    config.SandboxedKernelManager.notebook = aid
-    RobustExecute(config=config, timeout=120, sandbox=True, kernel_name="python3").preprocess(
-        nb, {"metadata": {"path": str(tmp_path)}})
-    texts = [o.get("text", "") for o in nb.cells[0].outputs if o.get("name") == "stdout"]
+    seen, outputs = routes_seen_grading(tmp_path, aid, ROUTES_07)
     gone = f"the course's reference for {{}} is not available while {aid} is graded"
-    assert texts and eval(texts[-1]) == {"import": gone.format("weight_bytes"), "file": gone.format("weight_bytes"),
-                                         "demo": gone.format("weight_bytes")}, nb.cells[0].outputs
+    assert seen == {"import": gone.format("weight_bytes"), "file": gone.format("weight_bytes"),
+                    "demo": gone.format("weight_bytes")}, outputs
 
 
 # The 07 reference and a blank copy, graded with hiding on (the default) by make grade's path. The reference scores
