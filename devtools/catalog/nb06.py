@@ -344,7 +344,7 @@ rng = np.random.default_rng(seed)
                 ("return [plain / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params, clock)", "return [plain / seconds_per_token(P, Q, k, rounds, rng, draft_params, target_params, clock)")), 'with a fresh np.random.default_rng(seed)'),
             "plain decoding priced on the measured clock whatever the clock": (edit(
                 "plain = fixed + STEP_S_PER_PARAM * target_params",
-                "plain = STEP_FIXED_S + STEP_S_PER_PARAM * target_params"), 'price plain decoding on the same clock'),
+                "plain = STEP_FIXED_S + STEP_S_PER_PARAM * target_params"), 'so speedups 2, 3, 4'),
             "returns the seconds per token, not the speedups": edit(
                 "return [plain / seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params, clock)",
                 "return [seconds_per_token(P, Q, k, rounds, np.random.default_rng(seed), draft_params, target_params, clock)"),
@@ -408,9 +408,13 @@ def size_priced_trap(draft_params, target_params, k_max=16):
     c_size = draft_params / target_params
     c_measured = fitted_step(draft_params) / fitted_step(target_params)
 
+    def tokens(a, k):
+        return sum(a ** i for i in range(k + 1))
+
     def slower(a):
-        k, _ = best_speedup(a, c_size, k_max)
-        return speedup(expected_tokens(a, k), k, c_measured) < 1
+        gains = [tokens(a, k) / (1 + k * c_size) for k in range(1, k_max + 1)]
+        k = gains.index(max(gains)) + 1
+        return tokens(a, k) < 1 + k * c_measured
 
     grid = np.linspace(c_size, 1.0, 1001)[1:]
     last = max(i for i, a in enumerate(grid) if slower(a))
@@ -428,11 +432,12 @@ def size_priced_trap(draft_params, target_params, k_max=16):
     return draft_params / target_params, fitted_step(draft_params) / fitted_step(target_params)
 '''), "measured price c, below which every k is slower"),
         "high where the measured clock's own best k breaks even": edit(
-            "k, _ = best_speedup(a, c_size, k_max)", "k, _ = best_speedup(a, c_measured, k_max)", base=_TRAP),
-        "the team always deploys k = 1": edit(
-            "k, _ = best_speedup(a, c_size, k_max)", "k = 1", base=_TRAP),
-        "the team always deploys k_max": edit(
-            "k, _ = best_speedup(a, c_size, k_max)", "k = k_max", base=_TRAP),
+            "gains = [tokens(a, k) / (1 + k * c_size) for k in range(1, k_max + 1)]",
+            "gains = [tokens(a, k) / (1 + k * c_measured) for k in range(1, k_max + 1)]", base=_TRAP),
+        "the team always deploys k = 1": edit(("gains = [tokens(a, k) / (1 + k * c_size) for k in range(1, k_max + 1)]", ""),
+                                          ("k = gains.index(max(gains)) + 1", "k = 1"), base=_TRAP),
+        "the team always deploys k_max": edit(("gains = [tokens(a, k) / (1 + k * c_size) for k in range(1, k_max + 1)]", ""),
+                                               ("k = gains.index(max(gains)) + 1", "k = k_max"), base=_TRAP),
         "the target's step priced by size on the measured clock": edit(
             "c_measured = fitted_step(draft_params) / fitted_step(target_params)",
             "c_measured = fitted_step(draft_params) / (STEP_S_PER_PARAM * target_params)", base=_TRAP),
@@ -440,16 +445,26 @@ def size_priced_trap(draft_params, target_params, k_max=16):
             "last = max(i for i, a in enumerate(grid) if slower(a))",
             "last = next(i for i, a in enumerate(grid) if not slower(a)) - 1", base=_TRAP),
         "low and high swapped": edit("return c_size, float(lo)", "return float(lo), c_size", base=_TRAP),
+        "the team's sweep run through best_speedup (not available in the Diagnose)": (edit(
+            ("gains = [tokens(a, k) / (1 + k * c_size) for k in range(1, k_max + 1)]", ""),
+            ("k = gains.index(max(gains)) + 1", "k, _ = best_speedup(a, c_size, k_max)"), base=_TRAP),
+            "best_speedup is not available in the Diagnose"),
+        "the measured speedup through speedup and expected_tokens (not available in the Diagnose)": (edit(
+            "return tokens(a, k) < 1 + k * c_measured",
+            "return speedup(expected_tokens(a, k), k, c_measured) < 1", base=_TRAP),
+            "is not available in the Diagnose"),
     },
     "right": {
-        "grid then bisection": _TRAP,
+        "grid then bisection, in plain Python": _TRAP,
         "closed forms per k: the top root of tokens(a, k) = 1 + k c over the team's k ranges": '''
 def size_priced_trap(draft_params, target_params, k_max=16):
     c_size = draft_params / target_params
     c_meas = (STEP_FIXED_S + STEP_S_PER_PARAM * draft_params) / (STEP_FIXED_S + STEP_S_PER_PARAM * target_params)
+    def tok(a, k):
+        return float(k + 1) if a == 1 else (1 - a ** (k + 1)) / (1 - a)
     def gap(a):
-        k = best_speedup(a, c_size, k_max)[0]
-        return float(expected_tokens(a, k)) - (1 + k * c_meas)
+        k = max(range(1, k_max + 1), key=lambda j: (tok(a, j) / (1 + j * c_size), -j))
+        return float(tok(a, k)) - (1 + k * c_meas)
     a_s = np.linspace(c_size, 1.0, 4001)[1:]
     slow = [a for a in a_s if gap(a) < 0]
     lo = slow[-1]
@@ -465,6 +480,8 @@ def size_priced_trap(draft_params, target_params, k_max=16):
     },
     "delegate": {
         "the course's best_speedup under another name for the team's k":
-            "from speclab.speed.costs import best_speedup as _bs\n" + _TRAP.replace("best_speedup(a, c_size", "_bs(a, c_size"),
+            "from speclab.speed.costs import best_speedup as _bs\n" + _TRAP.replace(
+                "        gains = [tokens(a, k) / (1 + k * c_size) for k in range(1, k_max + 1)]\n", "").replace(
+                "k = gains.index(max(gains)) + 1", "k, _ = _bs(a, c_size, k_max)"),
     },
 }
