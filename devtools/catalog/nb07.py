@@ -413,75 +413,72 @@ def best_gain(step, target, draft, acc, a, k, ctx, overhead):
     },
     "advice_cost": {
         "wrong": {
-            "the notebook's story transcribed: a cost only where the explainer says plain and speculation wins": """
-def advice_cost(target, draft, acc, a, k, ctx, overhead):
-    believed = best_gain(explainer_step_time, target, draft, acc, a, k, ctx, overhead)
-    honest = best_gain(step_time, target, draft, acc, a, k, ctx, overhead)
-    return honest if believed <= 1 < honest else 1.0
-""",
-            "the honest gain returned as the cost when the advice is wrong either way (below 1 the other way)": """
-def advice_cost(target, draft, acc, a, k, ctx, overhead):
-    believed = best_gain(explainer_step_time, target, draft, acc, a, k, ctx, overhead)
-    honest = best_gain(step_time, target, draft, acc, a, k, ctx, overhead)
-    return 1.0 if (believed > 1) == (honest > 1) else honest
-""",
-            "max(gain, 1 / gain) whatever the team chose": """
-def advice_cost(target, draft, acc, a, k, ctx, overhead):
-    honest = best_gain(step_time, target, draft, acc, a, k, ctx, overhead)
-    return max(honest, 1 / honest)
-""",
-            "the honest gain over the explainer's (how far the two prices disagree)": """
-def advice_cost(target, draft, acc, a, k, ctx, overhead):
-    believed = best_gain(explainer_step_time, target, draft, acc, a, k, ctx, overhead)
-    honest = best_gain(step_time, target, draft, acc, a, k, ctx, overhead)
-    return honest / believed
-""",
-            "the honest gain itself": """
-def advice_cost(target, draft, acc, a, k, ctx, overhead):
-    return best_gain(step_time, target, draft, acc, a, k, ctx, overhead)
-""",
-            "what the team runs priced the explainer's way, not on its cards": edit(
-                "runs = honest if believed > 1 else 1.0      # what the chosen deployment serves, per plain token/s",
-                "runs = believed if believed > 1 else 1.0"),
+            "the fixed-k question: rounds of k_max drafts only": ("""
+def advice_cost(target, draft, acc, a, k_max, ctx, overhead):
+    believed = best_gain(explainer_step_time, target, draft, acc, a, k_max, ctx, overhead)
+    honest = best_gain(step_time, target, draft, acc, a, k_max, ctx, overhead)
+    return max(honest, 1.0) / (honest if believed > 1 else 1.0)
+""", "asks only about rounds of k_max drafts"),
+            "the team's k set against plain decoding only (the honest best k ignored)": edit(
+                "best = max(max(honest), 1.0)                                     # what the best choice serves, the same way", "best = max(honest[chosen - 1], 1.0)"),
+            "a tie goes to more drafts": (edit(
+                "chosen = max(ks, key=lambda k: (believed[k - 1], -k))     # the team's k: a tie goes to fewer drafts", "chosen = max(ks, key=lambda k: (believed[k - 1], k))"), "no reason for a longer round"),
+            "the team's k chosen by the honest price (only the yes/no taken from the explainer)": edit(
+                "chosen = max(ks, key=lambda k: (believed[k - 1], -k))     # the team's k: a tie goes to fewer drafts", "chosen = max(ks, key=lambda k: (honest[k - 1], -k))"),
+            "what the team runs priced its own way, not on its cards": edit(
+                "runs = honest[chosen - 1] if believed[chosen - 1] > 1 else 1.0   # what it serves, per plain token/s", "runs = believed[chosen - 1] if believed[chosen - 1] > 1 else 1.0"),
             "a tie counted as speculation serving more (>= 1)": (edit(
-                "runs = honest if believed > 1 else 1.0      # what the chosen deployment serves, per plain token/s",
-                "runs = honest if believed >= 1 else 1.0"), "a tie is no reason"),
+                "runs = honest[chosen - 1] if believed[chosen - 1] > 1 else 1.0   # what it serves, per plain token/s", "runs = honest[chosen - 1] if believed[chosen - 1] >= 1 else 1.0"),
+                "a tie is no reason to run a draft"),
             "the factor upside down (the team's choice over the better one)": edit(
                 "return best / runs", "return runs / best"),
-            "the section's intro transcribed: a believing team never speculates": """
-def advice_cost(target, draft, acc, a, k, ctx, overhead):
-    return max(best_gain(step_time, target, draft, acc, a, k, ctx, overhead), 1.0)
+            "the honest gain over the explainer's (the transcribed forecasts)": ("""
+def advice_cost(target, draft, acc, a, k_max, ctx, overhead):
+    believed = best_gain(explainer_step_time, target, draft, acc, a, k_max, ctx, overhead)
+    honest = best_gain(step_time, target, draft, acc, a, k_max, ctx, overhead)
+    return honest / believed
+""", "sets two forecasts against each other"),
+            "the best honest gain itself": """
+def advice_cost(target, draft, acc, a, k_max, ctx, overhead):
+    return max(best_gain(step_time, target, draft, acc, a, k, ctx, overhead) for k in range(1, k_max + 1))
 """,
             "believing costs nothing (1.0 everywhere)": """
-def advice_cost(target, draft, acc, a, k, ctx, overhead):
+def advice_cost(target, draft, acc, a, k_max, ctx, overhead):
     return 1.0
 """,
         },
         "right": {
-            "the four cases written out": """
-def advice_cost(target, draft, acc, a, k, ctx, overhead):
-    says_speculate = best_gain(explainer_step_time, target, draft, acc, a, k, ctx, overhead) > 1
-    gain = best_gain(step_time, target, draft, acc, a, k, ctx, overhead)
-    if says_speculate and gain < 1:
-        return 1 / gain
-    if not says_speculate and gain > 1:
-        return gain
-    return 1.0
+            "the team's choice written out as a loop": """
+def advice_cost(target, draft, acc, a, k_max, ctx, overhead):
+    team_k, team_forecast = 0, 1.0            # k = 0: plain decoding, forecast 1 by definition
+    best = 1.0
+    for k in range(1, k_max + 1):
+        forecast = best_gain(explainer_step_time, target, draft, acc, a, k, ctx, overhead)
+        if forecast > team_forecast:
+            team_k, team_forecast = k, forecast
+        best = max(best, best_gain(step_time, target, draft, acc, a, k, ctx, overhead))
+    served = 1.0 if team_k == 0 else best_gain(step_time, target, draft, acc, a, team_k, ctx, overhead)
+    return best / served
 """,
-            "throughputs relative to the best plain deployment, in a dict": """
-def advice_cost(target, draft, acc, a, k, ctx, overhead):
-    served = {"plain": 1.0, "speculate": best_gain(step_time, target, draft, acc, a, k, ctx, overhead)}
-    chosen = "speculate" if best_gain(explainer_step_time, target, draft, acc, a, k, ctx, overhead) > 1 else "plain"
-    return float(max(served.values()) / served[chosen])
+            "numpy arrays, argmax (the first of equals)": """
+def advice_cost(target, draft, acc, a, k_max, ctx, overhead):
+    believed = np.array([1.0] + [best_gain(explainer_step_time, target, draft, acc, a, k, ctx, overhead)
+                                 for k in range(1, k_max + 1)])
+    honest = np.array([1.0] + [best_gain(step_time, target, draft, acc, a, k, ctx, overhead)
+                               for k in range(1, k_max + 1)])
+    return float(honest.max() / honest[int(np.argmax(believed))])
 """,
         },
         "delegate": {
             "the honest price taken from the course (speclab.speed.hardware.step_time)": """
 from speclab.speed.hardware import step_time as _course_price
-def advice_cost(target, draft, acc, a, k, ctx, overhead):
-    believed = best_gain(explainer_step_time, target, draft, acc, a, k, ctx, overhead)
-    honest = best_gain(_course_price, target, draft, acc, a, k, ctx, overhead)
-    return max(honest, 1.0) / (honest if believed > 1 else 1.0)
+def advice_cost(target, draft, acc, a, k_max, ctx, overhead):
+    ks = range(1, k_max + 1)
+    believed = [best_gain(explainer_step_time, target, draft, acc, a, k, ctx, overhead) for k in ks]
+    honest = [best_gain(_course_price, target, draft, acc, a, k, ctx, overhead) for k in ks]
+    chosen = max(ks, key=lambda k: (believed[k - 1], -k))
+    runs = honest[chosen - 1] if believed[chosen - 1] > 1 else 1.0
+    return max(max(honest), 1.0) / runs
 """,
         },
     },
