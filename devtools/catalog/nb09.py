@@ -218,83 +218,83 @@ def sampled_tv(sampler, p, q, n, trials, rng):
     },
     "shortcut_favours": {
         "wrong": {
-            "the tokens the draft over-proposes (q > p): the transcription of the bar figure": (
-                "\ndef shortcut_favours(p, q, n):\n    return [int(y) for y in np.flatnonzero(np.asarray(q) > np.asarray(p))]\n",
-                "over-proposes (q > p)"),
-            "section 1's enumeration with a shortcut walk (the transcription of mss_walk)": ("""
-def shortcut_favours(p, q, n):
-    def shortcut_walk(p, q, cands):
-        out, reached = np.zeros(len(p)), 1.0
-        for x in cands:
-            keep = min(1.0, p[x] / q[x])
-            out[x] += reached * keep
-            reached *= 1.0 - keep
-        return out + reached * residual(p, q)
-
-    gap = enumerate_output(p, q, n, shortcut_walk) - np.asarray(p, dtype=float)
-    return [int(y) for y in np.flatnonzero(gap > 1e-12)]
-""", "too many to list"),
-            "where norm(min(p, q)) beats the residual, whatever n (Exercise E's formula read as signed)": """
-def shortcut_favours(p, q, n):
+            "the largest q / p: how much the draft over-proposes": ("""
+def shortcut_favours(p, q):
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    overlap = np.minimum(p, q)
-    if overlap.sum() < 1e-12 or overlap.sum() > 1 - 1e-12:
-        return []
-    return [int(y) for y in np.flatnonzero(overlap / overlap.sum() - residual(p, q) > 1e-12)]
-""",
-            "the draft's favourite token only": """
-def shortcut_favours(p, q, n):
-    return [int(np.argmax(q))]
-""",
-            "a tie counted as favoured (>= -1e-12)": (edit("return [int(y) for y in np.flatnonzero(gap > 1e-12)]",
-                                                         "return [int(y) for y in np.flatnonzero(gap >= -1e-12)]"),
-                                                    "with one candidate the shortcut is the correct rule"),
-            "the tokens it emits less often (sign flipped)": edit("return [int(y) for y in np.flatnonzero(gap > 1e-12)]",
-                                                                 "return [int(y) for y in np.flatnonzero(gap < -1e-12)]"),
-            "the correct rule's output, p itself: never any": """
-def shortcut_favours(p, q, n):
-    return []
-""",
-            "the overlap delivered n + 1 times": edit("out = sum(beta ** i for i in range(n)) * overlap",
-                                                       "out = sum(beta ** i for i in range(n + 1)) * overlap"),
-            "the residual of p after n rejections, not r_1": edit("out = out + beta ** n * residual(p, q)",
-                                                                 "out = out + beta ** n * p"),
-            "two candidates whatever n": edit(("out = sum(beta ** i for i in range(n)) * overlap",
-                                               "out = sum(beta ** i for i in range(2)) * overlap"),
-                                              ("out = out + beta ** n * residual(p, q)",
-                                               "out = out + beta ** 2 * residual(p, q)")),
-            "numpy indices, not ints": edit("return [int(y) for y in np.flatnonzero(gap > 1e-12)]",
-                                            "return list(np.flatnonzero(gap > 1e-12))"),
-        },
-        "right": {
-            "closed form: where norm(min(p, q)) beats the residual": """
-def shortcut_favours(p, q, n):
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    overlap = np.minimum(p, q)
-    beta = 1.0 - overlap.sum()
-    if n < 2 or beta < 1e-12 or beta > 1 - 1e-12:
-        return []
-    gap = beta * (1 - beta ** (n - 1)) * (overlap / overlap.sum() - residual(p, q))
-    return sorted(int(y) for y in np.flatnonzero(gap > 1e-12))
-""",
-            "the exact output by hand: overlap n times, then the residual": """
-def shortcut_favours(p, q, n):
+    on = p > 0
+    return float(np.max(q[on] / p[on]))
+""", "the largest q / p"),
+            "the factor with two candidates (section 1's count with p held fixed)": ("""
+def shortcut_favours(p, q):
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
     kept = np.minimum(p, q)
     beta = 1.0 - kept.sum()
-    out = kept * sum(beta ** i for i in range(n)) + beta ** n * residual(p, q)
-    return [y for y in range(len(p)) if out[y] - p[y] > 1e-12]
+    out = kept + beta * kept + beta ** 2 * residual(p, q)
+    on = p > 0
+    return float(np.max(out[on] / p[on]))
+""", "the factor with two candidates"),
+            "the factor with four candidates (the tree section's sum with p held fixed)": ("""
+def shortcut_favours(p, q):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    kept = np.minimum(p, q)
+    beta = 1.0 - kept.sum()
+    out = sum(beta ** i for i in range(4)) * kept + beta ** 4 * residual(p, q)
+    on = p > 0
+    return float(np.max(out[on] / p[on]))
+""", "the factor with four candidates"),
+            "1 / alpha whatever the tokens": """
+def shortcut_favours(p, q):
+    alpha = float(np.minimum(p, q).sum())
+    return 1.0 / alpha if alpha > 1e-12 else 1.0
+""",
+            "the ratio taken over every token, p = 0 included": ("""
+def shortcut_favours(p, q):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    kept = np.minimum(p, q)
+    if kept.sum() < 1e-12:
+        return 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.max(kept / kept.sum() / p))
+""", "has no ratio to p"),
+            "the smallest ratio, not the largest": edit("return float(np.max(kept[on] / alpha / p[on]))",
+                                                        "return float(np.min(kept[on] / alpha / p[on]))"),
+            "the settled output's TV from p, not a factor": edit("return float(np.max(kept[on] / alpha / p[on]))",
+                                                                 "return float(0.5 * np.abs(kept / alpha - p).sum())"),
+            "the correct rule's factor: 1 whatever the draft": """
+def shortcut_favours(p, q):
+    return 1.0
+""",
+            "the course's enumeration at many candidates (a brute force)": ("""
+def shortcut_favours(p, q):
+    p = np.asarray(p, dtype=float)
+    out = candidates.exact_output(p, q, 12, "shortcut")
+    on = p > 0
+    return float(np.max(out[on] / p[on]))
+""", "taken away here"),
+        },
+        "right": {
+            "1 / alpha scaled by min(1, q / p)": """
+def shortcut_favours(p, q):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    alpha = np.minimum(p, q).sum()
+    if alpha < 1e-12:
+        return 1.0
+    on = p > 0
+    return float(np.max(np.minimum(1.0, q[on] / p[on])) / alpha)
+""",
+            "a plain loop over the tokens": """
+def shortcut_favours(p, q):
+    alpha = sum(min(a, b) for a, b in zip(p, q))
+    if alpha < 1e-12:
+        return 1.0
+    return max(min(a, b) / alpha / a for a, b in zip(p, q) if a > 0)
 """,
         },
         "delegate": {
-            "the course's diagnosis": """
-def shortcut_favours(p, q, n):
-    return candidates.shortcut_favours(p, q, n)
-""",
             "the course's diagnosis under another name": """
 from speclab.rules.candidates import shortcut_favours as _favours
-def shortcut_favours(p, q, n):
-    return _favours(p, q, n)
+def shortcut_favours(p, q):
+    return _favours(p, q)
 """,
         },
     },

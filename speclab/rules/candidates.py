@@ -295,12 +295,14 @@ def sampled_tv(sampler, p, q, n, trials, rng):
     return 0.5 * float(np.abs(counts / trials - p).sum())
 
 
-def shortcut_favours(p, q, n, tol=1e-12):
-    """The tokens the shortcut with n candidates emits more often than p (by more than tol), sorted: those where
-    norm(min(p, q)) exceeds residual(p, q), for n >= 2 (09's diagnosis), read off its exact output
-    (the overlap delivered up to n times, then the one-candidate residual)."""
+def shortcut_favours(p, q):
+    """The largest factor by which the shortcut's output, as the candidates grow without bound, emits a token more
+    often than p (over p > 0; 09's diagnosis): every reached candidate keeps min(p, q), so the output settles on
+    min(p, q) / alpha, and the factor is min(1, q/p) / alpha at its largest (1.0 when nothing is ever kept)."""
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    kept = np.minimum(p, q)   # the same test every time: each reached candidate keeps min(p, q), without listing tuples
-    beta = 1.0 - kept.sum()
-    gap = sum(beta ** i for i in range(n)) * kept + beta ** n * residual(p, q) - p
-    return [int(y) for y in np.flatnonzero(gap > tol)]
+    kept = np.minimum(p, q)
+    alpha = kept.sum()
+    if alpha < 1e-12:
+        return 1.0
+    on = p > 0
+    return float(np.max(kept[on] / alpha / p[on]))
