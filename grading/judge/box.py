@@ -36,6 +36,7 @@ from pathlib import Path
 import nbformat
 
 from ..kernels import sandbox as sandboxes
+from ..kernels.timeline import mark
 from ..course import REPO
 from .execute import JudgeExecute
 
@@ -43,7 +44,7 @@ MAX_NOTEBOOK_BYTES = 64 << 20   # the executed notebook read back (kernels/outpu
 MAX_VERDICT_BYTES = 1 << 20
 DISK = 256 << 20                # the box's private /tmp (the kernel's own tmpfs is inside the kernel's sandbox)
 # passed from the grader's environment into the box (no other variable is)
-KEEP = (*sandboxes.KEEP, "SPECLAB_JUDGE_OPTED_OUT")
+KEEP = (*sandboxes.KEEP, "SPECLAB_JUDGE_OPTED_OUT", "SPECLAB_TIMELINE")
 
 # On the host, as the grader: a user namespace for the box. A root grader maps root (for bwrap's set-up) and
 # one unused user id (the judge's); a grader that is not root can map only itself, to root.
@@ -223,7 +224,9 @@ def run(step, nb, resources, source, timeout):
         for name in ("job.json", "in.ipynb"):
             os.chmod(folder / name, 0o444)
         cmd = command(folder, source, box_memory(memory), int(cpu or timeout))
+        mark("box: started")
         code, stderr = wait(cmd, timeout, folder / "progress", lambda i: hook(step, nb, i))
+        mark("box: ended")
         verdict = read_verdict(folder / "verdict.json")
         if code or not verdict.get("ok"):
             tail = (verdict.get("error") or stderr[-300:] or f"exit {code}")
@@ -304,8 +307,10 @@ def apply(nb, outputs):
 def record_events(verdict):
     """The box's watchdog notes and CPU seconds, into this process's (grading/kernels/watchdog.py, sandbox.KERNEL_CPU), as if
     its kernels ran here."""
-    from ..kernels import watchdog
+    from ..kernels import timeline, watchdog
 
+    if timeline.ON:
+        timeline.MARKS.extend((t, f"  {w}") for t, w in verdict.get("marks", []))
     for item in verdict.get("events", [])[:20]:
         if isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item):
             watchdog.EVENTS.append((item[0][:20], item[1][:600]))

@@ -31,6 +31,7 @@ from ..kernels import hidden
 from ..kernels import sandbox as sandboxes
 from ..cells import grade_id
 from ..kernels.robust import RobustExecute
+from ..kernels.timeline import mark
 from . import agent, codec, registry, sync
 from .channel import STRAY_LINES, Channel
 from .judge import Judge
@@ -74,8 +75,10 @@ class JudgeExecute(RobustExecute):
         names = []
         if self.judge and not opted_out and path.is_file():
             source = nbformat.read(path, as_version=4)
+            mark("judge: source read")
             self._judge = Judge(source, self._transport)
             names = self.hidden_names(info.get("assignment"), source)
+            mark("judge: built")
         # the kernel's speclab lacks this notebook's references (grading/kernels/hidden.py); the judge keeps them
         self.config.SandboxedKernelManager.hidden = names
         self.config.SandboxedKernelManager.notebook = info.get("notebook", "")
@@ -106,6 +109,7 @@ class JudgeExecute(RobustExecute):
         if j is None or cell.cell_type != "code":
             return super().preprocess_cell(cell, resources, index)
         if is_test(cell):
+            mark(f"cell {index} (test, judged)")
             self._skip.add(index)  # never run in the kernel, nor replayed after a restart
             run_sync(run_hook)(self.on_cell_start, cell=cell, cell_index=index)  # make check's progress line
             outputs = self._judge_cell(cell, index)
@@ -171,9 +175,11 @@ class JudgeExecute(RobustExecute):
         """The agent, in a fresh kernel, listening on a socket the judge then connects to (a socket of its
         sandbox's, reached through its /proc root as its ZeroMQ sockets are, and checked to be a socket, not a
         link the kernel made to one of the grader's)."""
+        mark("agent: boot")
         inside, outside = self._socket_paths()
         self._poller = zmq.Poller()
         self._subscribe()
+        mark("agent: subscribed")
         self._poller.register(self._iopub, zmq.POLLIN)
         msg_id = _settled(self.kc.execute(f"{BOOT}__speclab_judge__.listen({inside!r})\n", silent=False,
                                             store_history=False, allow_stdin=False, stop_on_error=False))
@@ -183,6 +189,7 @@ class JudgeExecute(RobustExecute):
             raise RuntimeError(f"the judge's agent could not start in the kernel ({self._error})")
         self._channel = Channel(outside)
         self._poller.register(self._channel.fd, zmq.POLLIN)
+        mark("agent: connected")
 
     def _subscribe(self):
         """A subscription of the judge's own to the kernel's outputs, in a ZeroMQ context of its own. The

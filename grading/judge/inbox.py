@@ -60,9 +60,11 @@ def main(folder):
     import nbformat
     from traitlets.config import Config
 
-    from ..kernels import kernelwait, sandbox, watchdog
+    from ..kernels import kernelwait, sandbox, timeline, watchdog
+    from ..kernels.timeline import mark
     from .execute import JudgeExecute
 
+    mark("judge imports")
     kernelwait.install()
     folder = Path(folder)
     verdict = {"ok": False}
@@ -79,12 +81,14 @@ def main(folder):
         resources = {"nbgrader": {"assignment": job["assignment"], "notebook": job["notebook"]},
                      "metadata": {"path": tempfile.mkdtemp(prefix="w", dir="/tmp")}}
         nb, _ = step.preprocess(nb, resources)
+        mark("executed, kernel down")
         nbformat.write(nb, folder / "out.ipynb")
         # the box is reaped inside its own process namespace: its time never reaches the worker's getrusage
         used = sandbox.KERNEL_CPU[0] + sum(r.ru_utime + r.ru_stime for r in (
             resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))
+        mark("verdict")
         verdict = {"ok": True, "uid": os.getuid(), "events": [list(e) for e in watchdog.EVENTS], "paused": watchdog.paused(0),
-                   "cpu": used}
+                   "cpu": used, "marks": timeline.MARKS}
     except BaseException as e:  # said in the verdict; the worker fails this notebook with it
         verdict = {"ok": False, "error": f"{type(e).__name__}: {e}"[:500]}
         raise
@@ -93,5 +97,8 @@ def main(folder):
 
 
 if __name__ == "__main__":
+    from ..kernels.timeline import mark
+
+    mark("box python up")
     lean_imports()
     main(sys.argv[1])

@@ -53,6 +53,7 @@ from traitlets import Float, Integer, List, Unicode
 
 from . import hidden, watchdog as watchdogs
 from .procfs import descendant, process_cpu, user_tasks
+from .timeline import mark
 
 DISK = 64 << 20          # bytes of the sandbox's tmpfs: working folder, home and /tmp together
 PROCESSES = 128          # processes and threads the kernel's user may have (a kernel uses about 10)
@@ -319,6 +320,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         env = kw.pop("env", None) or dict(os.environ)
         kw.pop("cwd", None)
         speclab = hidden.package_without(package_dirs()[0], self.hidden, self.notebook) if self.hidden else None
+        mark("kernel: hidden copy built")
         cmd = command(kernel_cmd, self.connection_file, env, memory=self.memory_limit, cpu=self.cpu_limit,
                       disk=self.disk_limit, processes=self.process_limit, uid=kernel_uid(self.connection_file),
                       speclab=speclab)
@@ -339,6 +341,7 @@ class SandboxedKernelManager(AsyncKernelManager):
             await asyncio.sleep(0.01)
         if self.kernel_pid is None:
             raise RuntimeError("the sandboxed kernel did not start")
+        mark("kernel: bwrap set up, launcher running")
         self.watchdog = watchdogs.Watchdog(descendant(outer, 1), self.kernel_pid, memory=self.memory_limit,
                                            tasks=self.process_limit, share=self.cpu_share).start()
         tmp = self._link.with_suffix(".tmp")
