@@ -202,10 +202,14 @@ class JudgeExecute(RobustExecute):
         self._iopub = self._context.socket(zmq.SUB)
         self._iopub.linger = 0
         self._iopub.setsockopt(zmq.SUBSCRIBE, b"")
-        self._iopub.connect(self.kc._make_url("iopub"))
         # A subscription takes effect some time after connect: what the kernel publishes before is lost to
-        # it (the boot's idle, then a wait of a cell's time). ipykernel 7 welcomes each new subscriber; any
-        # message will do, and a kernel_info request makes one (its busy status) should the welcome be missed.
+        # it (the boot's idle, then a wait of a cell's time). ipykernel 7 welcomes each new subscription, but
+        # its XPUB hears of a topic only once: nbclient's subscription is b"" too, so ours to b"" alone was
+        # never welcomed, and every boot waited a poll's 250 ms for the kernel_info below (the timeline). A
+        # topic of our own is welcomed once it and the b"" before it (one pipe, in order) are in effect.
+        self._iopub.setsockopt(zmq.SUBSCRIBE, WELCOME)
+        self._iopub.connect(self.kc._make_url("iopub"))
+        # Any message will do, and a kernel_info request makes one (its busy status) should the welcome be missed.
         until = time.monotonic() + (self.startup_timeout or 60)
         while not self._iopub.poll(250):
             if time.monotonic() > until:
@@ -349,3 +353,4 @@ def _settled(value):
 
 
 STOPPED = {"exc": ["RuntimeError", "RuntimeError", "stopped"]}
+WELCOME = b"speclab-judge"  # a subscription topic no one else uses: ipykernel welcomes it (_subscribe)
