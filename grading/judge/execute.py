@@ -68,7 +68,7 @@ class JudgeExecute(RobustExecute):
     def preprocess(self, nb, resources=None, km=None):
         self._judge, self._serving, self._needs_restart, self._error = None, None, False, None
         self._interrupting, self._seq, self._socket_folder = False, 0, None
-        self._channel = self._poller = self._iopub = None
+        self._channel = self._poller = self._iopub = self._unbuilt = None
         info = (resources or {}).get("nbgrader", {})
         path = self._source(info.get("assignment", "")) / f"{info.get('notebook', '')}.ipynb"
         opted_out = info.get("assignment") in OPT_OUT and os.environ.get(JUDGE_OPTED_OUT) != "1"
@@ -76,9 +76,8 @@ class JudgeExecute(RobustExecute):
         if self.judge and not opted_out and path.is_file():
             source = nbformat.read(path, as_version=4)
             mark("judge: source read")
-            self._judge = Judge(source, self._transport)
+            self._unbuilt = source  # the Judge is built while the kernel boots (async_start_new_kernel)
             names = self.hidden_names(info.get("assignment"), source)
-            mark("judge: built")
         # the kernel's speclab lacks this notebook's references (grading/kernels/hidden.py); the judge keeps them
         self.config.SandboxedKernelManager.hidden = names
         self.config.SandboxedKernelManager.notebook = info.get("notebook", "")
@@ -88,6 +87,17 @@ class JudgeExecute(RobustExecute):
             self._close()
             if self._socket_folder:
                 shutil.rmtree(self._socket_folder, ignore_errors=True)
+
+    async def async_start_new_kernel(self, **kwargs):
+        await super().async_start_new_kernel(**kwargs)
+        self._build_judge()  # its slice of the source (ast, symtable) while the kernel process imports ipykernel
+
+    start_new_kernel = run_sync(async_start_new_kernel)
+
+    def _build_judge(self):
+        if self._unbuilt is not None:
+            self._judge, self._unbuilt = Judge(self._unbuilt, self._transport), None
+            mark("judge: built")
 
     def hidden_names(self, aid, source):
         """The functions the kernel grading `aid` must not reach (its speclab's copies raise): the exercises of its
@@ -105,6 +115,7 @@ class JudgeExecute(RobustExecute):
         return Path(course.root) / course.source_directory / aid
 
     def preprocess_cell(self, cell, resources, index):
+        self._build_judge()  # if no kernel was started here (a kernel manager handed in with its kernel running)
         j = self._judge
         if j is None or cell.cell_type != "code":
             return super().preprocess_cell(cell, resources, index)

@@ -77,6 +77,7 @@ def main(folder):
         config = Config()
         config.SandboxedKernelManager.update(job["kernel"])
         config.SandboxedKernelManager.folder = tempfile.mkdtemp(prefix="k", dir="/tmp")
+        config.SandboxedKernelManager.prebuilt = job.get("prebuilt") or {}
         # "immediate": the kernel is killed once the last cell ran, not asked to shut down and waited for (0.3 s
         # a submission, measured by devtools/timeline.py): nothing of it outlives this box, which is discarded
         settings = {**job["settings"], "sandbox": True, "pid_file": "", "source": job["source"],
