@@ -15,7 +15,8 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
                                     IgnorePattern, LimitOutput)
 
 from ..judge.box import BoxedExecute
-from ..kernels import kernelwait, sandbox as sandboxes, watchdog
+from ..kernels import kernelwait, sandbox as sandboxes, timeline, watchdog
+from ..kernels.timeline import mark
 from ..kernels.outputs import CapOutput
 from ..reveal import PlaceReveals
 from . import intake, merge
@@ -74,6 +75,7 @@ def autograde(base_config, scratch, aid, student, cell_timeout=None, memory_limi
     errors = [ln.strip() for ln in (graded.get("error") or "").splitlines() + (graded.get("log") or "").splitlines()
               if re.match(r"\s*\w+(\.\w+)*(Error|Exception|Interrupt)\b:", ln) and "Please see the" not in ln]
     out["error"] = errors[-1] if errors else (graded.get("error") or "")[-300:]
+    mark("worker: autograded")
     if out["success"]:
         fb = api.generate_feedback(aid, student, force=True)
         out["feedback"] = bool(fb.get("success"))
@@ -104,7 +106,10 @@ def grade_submission(job, base_config):
     go into the course. Runs in a worker process; returns the Result with the scores to merge."""
     start, cpu, kernels = time.perf_counter(), cpu_seconds(), sandboxes.KERNEL_CPU[0]
     limits = len(watchdog.EVENTS), len(watchdog.SANDBOXES)  # what the sandbox's watchdog did to this one
+    timeline.MARKS.clear()
+    mark("worker: took it")
     res = intake.prepare(job)
+    mark("worker: intake done")
     res.timings["intake"] = time.perf_counter() - start
     scratch, student, aid = Path(job.scratch), job.student, job.aid
     course = scratch / "course"
@@ -118,6 +123,7 @@ def grade_submission(job, base_config):
         except Exception as e:  # reported as this submission's failure
             record = {"success": False, "error": f"{type(e).__name__}: {e}"}
         res.timings["nbgrader"] = time.perf_counter() - t
+        mark("worker: autograde and feedback done")
         t = time.perf_counter()
         if record["success"]:
             res.record = record
@@ -145,4 +151,6 @@ def grade_submission(job, base_config):
     res.timings["cpu"] = cpu_seconds() - cpu  # the worker's and its kernel's, for `make bench`
     res.timings["sandboxed kernels cpu"] = sandboxes.KERNEL_CPU[0] - kernels  # in "cpu" too; not in getrusage
     res.seconds = time.perf_counter() - start
+    mark("worker: published")
+    res.timeline = list(timeline.MARKS)
     return res

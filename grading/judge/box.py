@@ -35,7 +35,8 @@ from pathlib import Path
 
 import nbformat
 
-from ..kernels import sandbox as sandboxes
+from ..kernels import hidden, sandbox as sandboxes
+from ..kernels.timeline import mark
 from ..course import REPO
 from .execute import JudgeExecute
 
@@ -43,7 +44,7 @@ MAX_NOTEBOOK_BYTES = 64 << 20   # the executed notebook read back (kernels/outpu
 MAX_VERDICT_BYTES = 1 << 20
 DISK = 256 << 20                # the box's private /tmp (the kernel's own tmpfs is inside the kernel's sandbox)
 # passed from the grader's environment into the box (no other variable is)
-KEEP = (*sandboxes.KEEP, "SPECLAB_JUDGE_OPTED_OUT")
+KEEP = (*sandboxes.KEEP, "SPECLAB_JUDGE_OPTED_OUT", "SPECLAB_TIMELINE")
 
 # On the host, as the grader: a user namespace for the box. A root grader maps root (for bwrap's set-up) and
 # one unused user id (the judge's); a grader that is not root can map only itself, to root.
@@ -126,8 +127,9 @@ def judge_uid(folder):
     return sandboxes.kernel_uid(folder) or 1000
 
 
-def ro_binds(source):
-    """(host path, path in the box) of what the box reads: Python, the virtualenv, the course's code, the source."""
+def ro_binds(source, prebuilt=None):
+    """(host path, path in the box) of what the box reads: Python, the virtualenv, the course's code, the source,
+    and the kernel's speclab if prebuilt."""
     package, data = sandboxes.package_dirs()
     binds = [(p, p) for p in sandboxes.python_dirs()]
     binds += [(str(REPO / "grading"), str(REPO / "grading")), (str(package), str(package))]
@@ -135,6 +137,8 @@ def ro_binds(source):
         binds.append((str(data), str(data)))
     if source:
         binds.append((str(source), str(source)))
+    if prebuilt:
+        binds.append((str(prebuilt), str(prebuilt)))
     fonts = sandboxes.font_cache()
     if fonts and os.path.isfile(fonts):
         binds.append((fonts, f"/tmp/mpl/{os.path.basename(fonts)}"))
@@ -150,7 +154,7 @@ def environment():
     return env
 
 
-def command(folder, source=None, memory=0, cpu=0, argv=None):
+def command(folder, source=None, memory=0, cpu=0, argv=None, prebuilt=None):
     """The argv that runs `argv` (default: this module's main on `folder`) in a fresh box whose only writable
     path is `folder`."""
     j = judge_uid(folder)
@@ -164,7 +168,7 @@ def command(folder, source=None, memory=0, cpu=0, argv=None):
     args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(DISK), "--tmpfs", "/tmp",
              "--perms", "1777", "--dir", "/tmp/home", "--perms", "1777", "--dir", "/tmp/mpl"]
     made = {"/tmp", "/tmp/mpl"}
-    for how, host, inside in [("--ro-bind", *b) for b in ro_binds(source)] + [("--bind", str(folder), str(folder))]:
+    for how, host, inside in [("--ro-bind", *b) for b in ro_binds(source, prebuilt)] + [("--bind", str(folder), str(folder))]:
         for parent in reversed(Path(inside).parents):  # bwrap would make them 0700: the judge's user could not enter
             if str(parent) != "/" and str(parent) not in made and not any(
                     str(parent) == s or str(parent).startswith(s + "/") for s in sandboxes.SYSTEM):
@@ -215,15 +219,18 @@ def run(step, nb, resources, source, timeout):
     try:
         prepare(folder, judge_uid(folder))
         info = (resources or {}).get("nbgrader", {})
+        made = prebuilt(step, source, info.get("notebook", ""))
         job = {"settings": settings(step), "kernel": {k: v for k, v in km.items() if isinstance(v, (int, float))},
                "assignment": info.get("assignment", ""), "notebook": info.get("notebook", ""),
-               "source": str(source or ""), "progress": step.on_cell_start is not None}
+               "source": str(source or ""), "progress": step.on_cell_start is not None, "prebuilt": made}
         (folder / "job.json").write_text(json.dumps(job))
         nbformat.write(nb, folder / "in.ipynb")
         for name in ("job.json", "in.ipynb"):
             os.chmod(folder / name, 0o444)
-        cmd = command(folder, source, box_memory(memory), int(cpu or timeout))
+        cmd = command(folder, source, box_memory(memory), int(cpu or timeout), prebuilt=made.get("folder"))
+        mark("box: started")
         code, stderr = wait(cmd, timeout, folder / "progress", lambda i: hook(step, nb, i))
+        mark("box: ended")
         verdict = read_verdict(folder / "verdict.json")
         if code or not verdict.get("ok"):
             tail = (verdict.get("error") or stderr[-300:] or f"exit {code}")
@@ -231,6 +238,25 @@ def run(step, nb, resources, source, timeout):
         return read_outputs(folder / "out.ipynb", len(nb.cells)), verdict
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def prebuilt(step, source, notebook):
+    """The kernel's speclab without the notebook's references, built here, in hidden's cache, once per worker (the
+    box's /tmp is new for each submission: built there, it was built again each time, 0.05 to 0.2 s), as the box's
+    JudgeExecute would name it: {'names', 'notebook', 'folder'}, or {} (the box then builds its own)."""
+    path = Path(source or "") / f"{notebook}.ipynb"
+    if not (source and step.judge and step.hide_references and path.is_file()):
+        return {}
+    return _prebuilt(str(path), path.stat().st_mtime_ns, notebook)
+
+
+@functools.lru_cache(maxsize=16)
+def _prebuilt(path, mtime, notebook):
+    names = hidden.exercise_names(nbformat.read(path, as_version=4))
+    if not names:
+        return {}
+    folder = hidden.package_without(sandboxes.package_dirs()[0], names, notebook)
+    return {"names": names, "notebook": notebook, "folder": str(folder)}
 
 
 def wait(cmd, timeout, progress, started):
@@ -304,8 +330,10 @@ def apply(nb, outputs):
 def record_events(verdict):
     """The box's watchdog notes and CPU seconds, into this process's (grading/kernels/watchdog.py, sandbox.KERNEL_CPU), as if
     its kernels ran here."""
-    from ..kernels import watchdog
+    from ..kernels import timeline, watchdog
 
+    if timeline.ON:
+        timeline.MARKS.extend((t, f"  {w}") for t, w in verdict.get("marks", []))
     for item in verdict.get("events", [])[:20]:
         if isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item):
             watchdog.EVENTS.append((item[0][:20], item[1][:600]))
@@ -324,6 +352,7 @@ class BoxedExecute(JudgeExecute):
     def preprocess(self, nb, resources=None, km=None):
         if not self.sandbox:
             return super().preprocess(nb, resources, km)
+        mark("worker: nbgrader's autograde reached Execute")
         aid = (resources or {}).get("nbgrader", {}).get("assignment", "")
         source = self._source(aid) if aid else None
         limit = 20 * int(self.timeout or 60) + 120  # make grade's per-submission limit (its pool also keeps it)

@@ -31,6 +31,7 @@ from ..kernels import hidden
 from ..kernels import sandbox as sandboxes
 from ..cells import grade_id
 from ..kernels.robust import RobustExecute
+from ..kernels.timeline import mark
 from . import agent, codec, registry, sync
 from .channel import STRAY_LINES, Channel
 from .judge import Judge
@@ -67,14 +68,15 @@ class JudgeExecute(RobustExecute):
     def preprocess(self, nb, resources=None, km=None):
         self._judge, self._serving, self._needs_restart, self._error = None, None, False, None
         self._interrupting, self._seq, self._socket_folder = False, 0, None
-        self._channel = self._poller = self._iopub = None
+        self._channel = self._poller = self._iopub = self._unbuilt = None
         info = (resources or {}).get("nbgrader", {})
         path = self._source(info.get("assignment", "")) / f"{info.get('notebook', '')}.ipynb"
         opted_out = info.get("assignment") in OPT_OUT and os.environ.get(JUDGE_OPTED_OUT) != "1"
         names = []
         if self.judge and not opted_out and path.is_file():
             source = nbformat.read(path, as_version=4)
-            self._judge = Judge(source, self._transport)
+            mark("judge: source read")
+            self._unbuilt = source  # the Judge is built while the kernel boots (async_start_new_kernel)
             names = self.hidden_names(info.get("assignment"), source)
         # the kernel's speclab lacks this notebook's references (grading/kernels/hidden.py); the judge keeps them
         self.config.SandboxedKernelManager.hidden = names
@@ -85,6 +87,17 @@ class JudgeExecute(RobustExecute):
             self._close()
             if self._socket_folder:
                 shutil.rmtree(self._socket_folder, ignore_errors=True)
+
+    async def async_start_new_kernel(self, **kwargs):
+        await super().async_start_new_kernel(**kwargs)
+        self._build_judge()  # its slice of the source (ast, symtable) while the kernel process imports ipykernel
+
+    start_new_kernel = run_sync(async_start_new_kernel)
+
+    def _build_judge(self):
+        if self._unbuilt is not None:
+            self._judge, self._unbuilt = Judge(self._unbuilt, self._transport), None
+            mark("judge: built")
 
     def hidden_names(self, aid, source):
         """The functions the kernel grading `aid` must not reach (its speclab's copies raise): the exercises of its
@@ -102,10 +115,12 @@ class JudgeExecute(RobustExecute):
         return Path(course.root) / course.source_directory / aid
 
     def preprocess_cell(self, cell, resources, index):
+        self._build_judge()  # if no kernel was started here (a kernel manager handed in with its kernel running)
         j = self._judge
         if j is None or cell.cell_type != "code":
             return super().preprocess_cell(cell, resources, index)
         if is_test(cell):
+            mark(f"cell {index} (test, judged)")
             self._skip.add(index)  # never run in the kernel, nor replayed after a restart
             run_sync(run_hook)(self.on_cell_start, cell=cell, cell_index=index)  # make check's progress line
             outputs = self._judge_cell(cell, index)
@@ -171,9 +186,11 @@ class JudgeExecute(RobustExecute):
         """The agent, in a fresh kernel, listening on a socket the judge then connects to (a socket of its
         sandbox's, reached through its /proc root as its ZeroMQ sockets are, and checked to be a socket, not a
         link the kernel made to one of the grader's)."""
+        mark("agent: boot")
         inside, outside = self._socket_paths()
         self._poller = zmq.Poller()
         self._subscribe()
+        mark("agent: subscribed")
         self._poller.register(self._iopub, zmq.POLLIN)
         msg_id = _settled(self.kc.execute(f"{BOOT}__speclab_judge__.listen({inside!r})\n", silent=False,
                                             store_history=False, allow_stdin=False, stop_on_error=False))
@@ -183,6 +200,7 @@ class JudgeExecute(RobustExecute):
             raise RuntimeError(f"the judge's agent could not start in the kernel ({self._error})")
         self._channel = Channel(outside)
         self._poller.register(self._channel.fd, zmq.POLLIN)
+        mark("agent: connected")
 
     def _subscribe(self):
         """A subscription of the judge's own to the kernel's outputs, in a ZeroMQ context of its own. The
@@ -195,10 +213,14 @@ class JudgeExecute(RobustExecute):
         self._iopub = self._context.socket(zmq.SUB)
         self._iopub.linger = 0
         self._iopub.setsockopt(zmq.SUBSCRIBE, b"")
-        self._iopub.connect(self.kc._make_url("iopub"))
         # A subscription takes effect some time after connect: what the kernel publishes before is lost to
-        # it (the boot's idle, then a wait of a cell's time). ipykernel 7 welcomes each new subscriber; any
-        # message will do, and a kernel_info request makes one (its busy status) should the welcome be missed.
+        # it (the boot's idle, then a wait of a cell's time). ipykernel 7 welcomes each new subscription, but
+        # its XPUB hears of a topic only once: nbclient's subscription is b"" too, so ours to b"" alone was
+        # never welcomed, and every boot waited a poll's 250 ms for the kernel_info below (the timeline). A
+        # topic of our own is welcomed once it and the b"" before it (one pipe, in order) are in effect.
+        self._iopub.setsockopt(zmq.SUBSCRIBE, WELCOME)
+        self._iopub.connect(self.kc._make_url("iopub"))
+        # Any message will do, and a kernel_info request makes one (its busy status) should the welcome be missed.
         until = time.monotonic() + (self.startup_timeout or 60)
         while not self._iopub.poll(250):
             if time.monotonic() > until:
@@ -342,3 +364,4 @@ def _settled(value):
 
 
 STOPPED = {"exc": ["RuntimeError", "RuntimeError", "stopped"]}
+WELCOME = b"speclab-judge"  # a subscription topic no one else uses: ipykernel welcomes it (_subscribe)

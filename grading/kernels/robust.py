@@ -13,6 +13,7 @@ from traitlets import Bool, Integer, Unicode
 
 from . import sandbox as sandboxes
 from .localkernel import LocalKernelManager
+from .timeline import mark
 from .outputs import OutputBudget
 
 STOPPED = ("CellTimeoutError", "KeyboardInterrupt", "DeadKernelError")
@@ -58,8 +59,24 @@ class RobustExecute(Execute):
         return out
 
     async def async_start_new_kernel(self, **kwargs):
+        mark("kernel: start")
         await super().async_start_new_kernel(**kwargs)
+        mark("kernel: launched")
         self._kernel_started()
+
+    async def async_start_new_kernel_client(self):
+        kc = await super().async_start_new_kernel_client()
+        mark("kernel: ready (kernel_info answered)")
+        return kc
+
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)
+
+    async def _async_cleanup_kernel(self):
+        mark("kernel: shutdown")
+        await super()._async_cleanup_kernel()
+        mark("kernel: down")
+
+    _cleanup_kernel = run_sync(_async_cleanup_kernel)
 
     start_new_kernel = run_sync(async_start_new_kernel)  # nbclient's sync name wraps its own coroutine
 
@@ -82,6 +99,8 @@ class RobustExecute(Execute):
             return None
 
     def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type == "code":
+            mark(f"cell {index}")
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
         except (CellTimeoutError, DeadKernelError) as e:

@@ -196,3 +196,22 @@ def test_a_grader_that_is_not_root_gets_the_box_and_the_kernels_sandbox_nested_i
     finally:
         box.shutil.rmtree(tmp_path, ignore_errors=True)
     assert done.stdout.split() == ["CapEff:", "0000000000000000", "nested"], (done.stdout, done.stderr)
+
+
+def test_the_kernels_speclab_is_the_workers_copy_only_when_it_hides_the_same_names(tmp_path):
+    """The worker builds the kernel's speclab without the graded notebook's references and binds it into the box
+    (box.prebuilt); the box's kernel manager takes it only for the very names and notebook it was told to hide, and
+    builds its own otherwise. Seen failing with _hidden_copy taking any prebuilt copy (the second assert)."""
+    from grading.judge.execute import JudgeExecute
+
+    aid = "02_acceptance_rule"
+    step = JudgeExecute(source=str(REPO / "solutions" / aid))
+    made = box.prebuilt(step, REPO / "solutions" / aid, aid)
+    assert made["names"] and made["notebook"] == aid
+    assert "raise NotImplementedError" in (Path(made["folder"]) / "rules" / "speculative.py").read_text()
+    km = sandboxes.SandboxedKernelManager(folder=str(tmp_path), hidden=made["names"], notebook=aid, prebuilt=made)
+    assert str(km._hidden_copy()) == made["folder"]
+    other = sandboxes.SandboxedKernelManager(folder=str(tmp_path), hidden=["residual"], notebook=aid, prebuilt=made)
+    assert str(other._hidden_copy()) != made["folder"]
+    step.hide_references = False
+    assert box.prebuilt(step, REPO / "solutions" / aid, aid) == {}
