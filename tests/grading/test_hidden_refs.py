@@ -9,7 +9,8 @@ from traitlets.config import Config
 from devtools import badsubmissions as bs
 from grading.kernels import hidden, sandbox
 from grading.cells import grade_id
-from grading.course import scratch_course
+from grading.course import REPO, scratch_course
+from grading.gradebook import cell_scores, score
 from grading.kernels.robust import RobustExecute
 
 AID = "02_acceptance_rule"
@@ -50,21 +51,39 @@ def with_accept_prob(solved, source):
     return nbformat.writes(nb).encode()
 
 
-@pytest.mark.slow
-def test_reference_routes_the_scan_cannot_follow_get_nothing(tmp_path):
+# The two tests of routes below read one class of 02, graded once (with one worker, the honest classmate last): the
+# attackers of both, one blank and the honest copy. One xdist worker for both, or each worker grades it again.
+ROUTES_CLASS = pytest.mark.xdist_group("hidden-refs-02")
+
+
+@pytest.fixture(scope="module")
+def routes_graded(tmp_path_factory):
+    """(results by student, full marks) of a class of 02 graded by make grade's path, hiding on (the default): the
+    two routes of the first test below (built, reader), every route of ATTACK_ROUTES, a blank copy, and zz_honest."""
     from grading.grade import grade
 
-    root = scratch_course(tmp_path / "course", [AID], release="generate")
+    root = scratch_course(tmp_path_factory.mktemp("routes") / "course", [AID], release="generate")
     good = bs.good_students(root, AID)
     solved = good["reference"][f"{AID}.ipynb"]
-    bs.write_class(root, AID, {
-        "built": {f"{AID}.ipynb": with_accept_prob(solved, BUILT_NAME)},
-        "reader": {f"{AID}.ipynb": with_accept_prob(solved, READ_FILE)},
-        "blank": {f"{AID}.ipynb": with_accept_prob(solved, BLANK)},
-        "honest": good["reference"]})
+    cache = str(hidden.cache_root())
+    students = {"built": {f"{AID}.ipynb": with_accept_prob(solved, BUILT_NAME)},
+                "reader": {f"{AID}.ipynb": with_accept_prob(solved, READ_FILE)}}
+    students.update({name: {f"{AID}.ipynb": with_accept_prob(solved, FIND + route.format(repo=str(REPO), cache=cache)
+                                                             + ANSWER)}
+                     for name, route in ATTACK_ROUTES.items()})
+    assert len(students) == 2 + len(ATTACK_ROUTES), "a route's name taken twice"
+    students["blank"] = {f"{AID}.ipynb": with_accept_prob(solved, BLANK)}
+    students["zz_honest"] = good["reference"]   # graded last, by the same worker
+    bs.write_class(root, AID, students)
     results = {r.student: r for r in grade(root, [AID], workers=1, cell_timeout=60, quiet=True, export=False)}
-    full = bs.full_marks(root, AID)[0]
-    assert results["honest"].score == full, results["honest"].notes
+    return results, bs.full_marks(root, AID)[0]
+
+
+@pytest.mark.slow
+@ROUTES_CLASS
+def test_reference_routes_the_scan_cannot_follow_get_nothing(routes_graded):
+    results, full = routes_graded
+    assert results["zz_honest"].score == full, results["zz_honest"].notes
     assert results["blank"].score < full
     for attacker in ("built", "reader"):
         assert results[attacker].score == results["blank"].score, (attacker, results[attacker].notes)
@@ -147,22 +166,9 @@ ATTACK_ROUTES = {
 
 
 @pytest.mark.slow
-def test_every_route_to_the_graded_notebooks_reference_scores_nothing(tmp_path):
-    from grading.course import REPO
-    from grading.grade import grade
-
-    root = scratch_course(tmp_path / "course", [AID], release="generate")
-    good = bs.good_students(root, AID)
-    solved = good["reference"][f"{AID}.ipynb"]
-    cache = str(hidden.cache_root())
-    students = {name: {f"{AID}.ipynb": with_accept_prob(solved, FIND + route.format(repo=str(REPO), cache=cache)
-                                                        + ANSWER)}
-                for name, route in ATTACK_ROUTES.items()}
-    students["blank"] = {f"{AID}.ipynb": with_accept_prob(solved, BLANK)}
-    students["zz_honest"] = good["reference"]   # graded last, by the same worker
-    bs.write_class(root, AID, students)
-    results = {r.student: r for r in grade(root, [AID], workers=1, cell_timeout=60, quiet=True, export=False)}
-    full = bs.full_marks(root, AID)[0]
+@ROUTES_CLASS
+def test_every_route_to_the_graded_notebooks_reference_scores_nothing(routes_graded):
+    results, full = routes_graded
     assert results["zz_honest"].score == full, results["zz_honest"].notes
     assert results["blank"].score < full
     got = {name: results[name].score for name in ATTACK_ROUTES}
@@ -297,22 +303,22 @@ def test_a_kernel_grading_10_reaches_no_prompt_lookup_by_import_file_or_stand_in
 
 
 @pytest.mark.slow
-def test_10_graded_with_its_references_hidden_draws_for_the_reference_and_says_needs_for_a_blank(tmp_path):
+@pytest.mark.filterwarnings("ignore:.*not in session.*")  # nbgrader's harmless SAWarning, from the autograde
+@pytest.mark.xdist_group("catalog-10_real_transformer")  # beside the other readers of 10's autograde: no lock waited on
+def test_10_graded_with_its_references_hidden_draws_for_the_reference_and_says_needs_for_a_blank(autograded):
     """10's demos take the learner's functions (specloop.your_loop, your_lookup), so in a kernel grading 10, where the
     course's are hidden: the reference scores full marks and every cell runs clean, tables and widget included; a
     blank submission's demos end in needs' one line, never a traceback (its test cells fail, as they should). Seen
     failing with main's demos (the course's sl.speculative_generate and sl.prompt_lookup) and 10 out of NOT_HIDDEN:
-    the blank's experiment cell raised the stub's NotImplementedError, the three that read it KeyError or NameError."""
-    from grading.grade import grade
-
+    the blank's experiment cell raised the stub's NotImplementedError, the three that read it KeyError or NameError.
+    Read from the run's own autograde of 10's reference and blank copies (make grade's sandboxed steps, hiding on:
+    tests/conftest.py), not graded again here; seen failing on it with SPECLAB_HIDE_REFERENCES=0 (the blank's cells
+    printed the course's numbers)."""
     aid = "10_real_transformer"
-    root = scratch_course(tmp_path / "course", [aid], release="generate")
-    good = bs.good_students(root, aid)
-    bs.write_class(root, aid, {"blank": good["blank"], "reference": good["reference"]})
-    results = {r.student: r for r in grade(root, [aid], workers=1, quiet=True, export=False)}
-    assert results["reference"].score == bs.full_marks(root, aid)[0], results["reference"].notes
+    root, _ = autograded(aid)
+    assert score(root, aid, "reference") == bs.full_marks(root, aid), cell_scores(root, aid, "reference")
     printed = {}
-    for student in results:
+    for student in ("reference", "blank"):
         nb = nbformat.read(root / "autograded" / student / aid / f"{aid}.ipynb", as_version=4)
         errors = [(c.get("id"), o.get("ename")) for c in nb.cells for o in c.get("outputs", [])
                   if o.get("output_type") == "error" and not c.metadata.get("nbgrader", {}).get("grade")]
@@ -364,22 +370,21 @@ def test_a_kernel_grading_07_reaches_not_its_weight_bytes(tmp_path):
                     "demo": gone.format("weight_bytes")}, outputs
 
 
-# The 07 reference and a blank copy, graded with hiding on (the default) by make grade's path. The reference scores
+# The 07 reference and a blank copy, graded with hiding on (the default) by make grade's sandboxed steps: the run's own
+# autograde of them (tests/conftest.py), read here, not graded again. The reference scores
 # full marks, and no cell of it shows an error, a traceback or needs' line: its demo cells and widget run on its own
 # functions (seen failing with cell-036 calling hw.crossover_batch(T, four, n): needs' line in the reference). The
 # blank copy's demo cells print needs' line where a kernel that kept the course's references prints the course's
-# numbers (seen failing with 07 back in NOT_HIDDEN: cell-031 printed "plain target step  : 10.530 ms ...").
+# numbers (seen failing with 07 back in NOT_HIDDEN: cell-031 printed "plain target step  : 10.530 ms ..."; and on the
+# autograde with SPECLAB_HIDE_REFERENCES=0).
 @pytest.mark.slow
 @pytest.mark.skipif(not sandbox.available()[0], reason="bubblewrap cannot start here")
-def test_07_graded_with_its_references_hidden_runs_every_demo_on_the_learners_functions(tmp_path):
-    from grading.grade import grade
-
+@pytest.mark.filterwarnings("ignore:.*not in session.*")  # nbgrader's harmless SAWarning, from the autograde
+@pytest.mark.xdist_group("catalog-07_roofline")  # beside the other readers of 07's autograde: no lock waited on
+def test_07_graded_with_its_references_hidden_runs_every_demo_on_the_learners_functions(autograded):
     aid = "07_roofline"
-    root = scratch_course(tmp_path / "course", [aid], release="generate")
-    good = bs.good_students(root, aid)
-    bs.write_class(root, aid, {"reference": good["reference"], "blank": good["blank"]})
-    results = {r.student: r for r in grade(root, [aid], workers=1, cell_timeout=120, quiet=True, export=False)}
-    assert results["reference"].score == bs.full_marks(root, aid)[0], results["reference"].notes
+    root, _ = autograded(aid)  # the run's own autograde of 07's reference and blank copies, not graded again here
+    assert score(root, aid, "reference") == bs.full_marks(root, aid), cell_scores(root, aid, "reference")
 
     def outputs(student):
         nb = nbformat.read(root / "autograded" / student / aid / f"{aid}.ipynb", as_version=4)

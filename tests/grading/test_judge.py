@@ -408,6 +408,9 @@ def test_judge_scores_as_the_old_path(aid, tmp_path, autograded):
 # ----------------------------------------------------------------------------- the attacks it answers
 
 ATTACK_AID = "02_acceptance_rule"
+# The tests that read `attacked` below on one xdist worker: otherwise each worker that gets one grades the class
+# again (a CI run graded it on two workers, 17 s and 16 s)
+ATTACKED = pytest.mark.xdist_group("judge-attacked")
 
 
 @pytest.fixture(scope="module")
@@ -425,6 +428,7 @@ def attacked(tmp_path_factory):
 
 
 @pytest.mark.slow
+@ATTACKED
 @pytest.mark.parametrize("case", attacks.KERNEL_ATTACKS, ids=lambda c: c.name)
 def test_attack_on_the_kernel_earns_nothing(attacked, case):
     root, results = attacked
@@ -437,6 +441,7 @@ def test_attack_on_the_kernel_earns_nothing(attacked, case):
 
 
 @pytest.mark.slow
+@ATTACKED
 def test_no_hidden_test_line_in_any_output(attacked):
     """Not in an autograded notebook's outputs, not on a feedback page, not even printed 12 characters a line
     (joined up again here) from the kernel's history."""

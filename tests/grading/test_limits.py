@@ -265,6 +265,9 @@ def test_the_mount_table_shows_none_of_the_graders_private_paths(tmp_path):
 
 AID = "01_branch_prediction"
 ATTACKERS = ("attack_fork_memory", "attack_busy_sessions")  # in devtools/attacks.py
+# Both tests below read the one class_graded of this module: one xdist worker for them, or each worker that
+# gets one grades the class again (a CI run graded it twice, on two workers: 152 s and 133 s of wall clock)
+IN_CLASS = pytest.mark.xdist_group("limits-class")
 
 
 @pytest.fixture(scope="module")
@@ -285,6 +288,7 @@ def class_graded(released, tmp_path_factory):
 
 
 @needs_bwrap
+@IN_CLASS
 def test_attackers_in_a_class_are_stopped_with_a_note_and_the_classmate_keeps_its_grade(class_graded):
     root, results = class_graded["beside"]
     alone_root, alone = class_graded["alone"]
@@ -303,6 +307,7 @@ def test_attackers_in_a_class_are_stopped_with_a_note_and_the_classmate_keeps_it
 
 
 @needs_bwrap
+@IN_CLASS
 def test_nothing_an_attacker_started_outlives_grading(class_graded, released):
     mark = attacks.busy_mark(released(AID))  # this class's children only: another worker may grade its own now
     left = []
