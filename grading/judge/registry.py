@@ -29,6 +29,17 @@ def _seconds(x):
     return type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 3
 
 
+def _contexts(x):
+    # not through _ints: in the kernel codec.py's text runs after this one, in the same namespace, and has its own
+    return type(x) is list and all(type(c) is list and all(type(t) is int for t in c) for c in x)
+
+
+def _rows(x):
+    import numpy as np
+
+    return type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 2
+
+
 def pcg64_words(x):
     """A numpy Generator's PCG64 state as it crosses: state, inc, has_uint32, uinteger, each in its range."""
     return type(x) is list and len(x) == 4 and all(type(w) is int for w in x) and 0 <= x[0] < 2**128 \
@@ -39,11 +50,13 @@ def pcg64_words(x):
 # tests hand the kernel and what the kernel hands back, seen crossing when every notebook's reference solution
 # was judged). Any other object of the course's stays in the judge (a Remote in the kernel) or does not cross. One
 # that is callable crosses by value too: 07's PriceTable, a `step` whose prices are data, so that the kernel asks
-# the judge nothing per batch.
+# the judge nothing per batch; 08's ModelTable, a model's distributions on the contexts a round can reach, so that
+# it asks nothing per context.
 REGISTRY = {
     "speclab.rules.sampling:ScriptedRNG": {"uniforms": _floats, "calls": _count},
     "speclab.speed.prices:PriceTable": {"models": _names, "passes": _ints, "acc": lambda x: type(x) is str,
                                         "ctx": _count, "seconds": _seconds},
+    "speclab.models.modeltable:ModelTable": {"window": _count, "contexts": _contexts, "probs": _rows},
 }
 
 # The fields of a course object an exercise's changes reach the test's own object through (the test reads them

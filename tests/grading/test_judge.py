@@ -162,6 +162,32 @@ def test_a_price_table_crosses_by_value_and_is_called_in_the_kernel():
         codec.decode(broken)
 
 
+def test_a_model_table_crosses_by_value_and_is_called_in_the_kernel():
+    """08's hidden tests hand verify_context_round ModelTables: each crosses with the call, by value, its fields
+    checked, and the kernel's student code reads every distribution from it without a callback (a model is one
+    per context)."""
+    from speclab.models.modeltable import ModelTable
+    from speclab.models.ngram import corpus_model
+
+    j, ns = judged("def walk(model, context, drafted):\n"
+                   "    return [float(model(list(context) + list(drafted[:i]))[0]) for i in range(len(drafted) + 1)]\n")
+    model, context, drafted = corpus_model("code", 3), [5, 6, 7], [8, 9]
+    table, seen = ModelTable(model, [context + drafted[:i] for i in range(3)]), []
+    kernel, real = j.transport.agent, j.transport.agent.callback
+    kernel.callback = lambda *a: seen.append(a) or real(*a)
+    ns.update(_t=table, _m=model, _c=context, _d=drafted)
+    exec("_got = walk(_t, _c, _d)\n_one = walk(_m, _c, _d)", ns)
+    assert ns["_got"] == ns["_one"] == [float(model(context + drafted[:i])[0]) for i in range(3)]
+    assert len(seen) == 3, f"the model itself is called back once per context, the table never: {len(seen)}"
+    for field, bad in [("probs", np.zeros(3)), ("probs", np.zeros((3, 4), np.float32)), ("window", -1),
+                       ("contexts", [[5, 6], (7, 8)]), ("contexts", [[5, 6.0]])]:
+        broken = codec.course_object(table, None)
+        broken["obj"][1]["dict"] = [p if p[0] != field else [field, codec.encode(bad)] for p in broken["obj"][1]["dict"]]
+        with pytest.raises(codec.CodecError):
+            codec.decode(broken)
+    assert type(codec.decode(codec.course_object(table, None))) is ModelTable, "as sent, it is received"
+
+
 WALKS = """
 def walk(contexts, f, g):
     contexts[0].append(99)          # changed before any callback holds an argument
