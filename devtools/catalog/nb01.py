@@ -133,7 +133,7 @@ def trusting_greedy(P, Q, ctx, n, k, m):
             "rounds counted from 0: round 1 is trusted": (edit(("round_no += 1", ""), ("t = tokens[-1]", '''
 round_no += 1
 t = tokens[-1]
-''')), "count rounds from 1"),
+''')), "rounds count from 1"),
             "a trusted round still counts a target call": (edit(
                 ("calls += 1\nprefix = t", "prefix = t"),
                 ("if round_no % m == 0:", "calls += 1\nif round_no % m == 0:")), "no target call"),
@@ -147,6 +147,12 @@ else:
 '''), "no bonus"),
             "after a trusted round the next one drafts from the old start token": edit("tokens.extend(guesses)", "tokens.extend(guesses)\ncontinue"),
             "the condition inverted: trusts every round except the m-th": edit("if round_no % m == 0:", "if round_no % m != 0:"),
+            "a trusted round writes the target's own choices, unpaid for": (edit("tokens.extend(guesses)", '''
+d = t
+for _ in range(k):
+    d = int(np.argmax(P[d]))
+    tokens.append(d)
+'''), "got the target's own text"),
             "the other break: keeps the guesses after a disagreement, never skips a check": """
 def trusting_greedy(P, Q, ctx, n, k, m):
     tokens, calls, t = [], 0, ctx
