@@ -308,8 +308,8 @@ def drift(P, Q, ctx, n, k, m):
         "wrong": {
             "every token an unchecked guess, as if every round were trusted (the transcriber's nearest line)": (
                 edit(_RATIO, "return 1 - a"), "as if every round were trusted"),
-            "one round in m, as if every round wrote as many tokens as any other": (
-                edit(_RATIO, "return (1 - a) / m"), "as if every round wrote as many tokens"),
+            "one round in m, as if the trusted rounds wrote one m-th of the text": (
+                edit(_RATIO, "return (1 - a) / m"), "as if the trusted rounds wrote one m-th"),
             "a bonus token in the trusted round": edit(_RATIO, "return k * (1 - a) / ((m - 1) * per_verified + k + 1)"),
             "m verified rounds between trusted ones, not m - 1": edit(_RATIO, "return k * (1 - a) / (m * per_verified + k)"),
             "over m rounds of a verified round's size": edit(_RATIO, "return k * (1 - a) / (m * per_verified)"),
