@@ -5,6 +5,8 @@ AID = "01_branch_prediction"
 
 # The line of drift's reference that most of its mistakes rewrite.
 _SHARE = "return sum(int(a != b) for a, b in zip(broken, plain)) / n"
+# The line of mistake_share's reference that its mistakes rewrite.
+_RATIO = "return k * (1 - a) / ((m - 1) * per_verified + k)"
 
 CATALOG = {
     "greedy_decode": {
@@ -131,7 +133,7 @@ def trusting_greedy(P, Q, ctx, n, k, m):
             "rounds counted from 0: round 1 is trusted": (edit(("round_no += 1", ""), ("t = tokens[-1]", '''
 round_no += 1
 t = tokens[-1]
-''')), "count rounds from 1"),
+''')), "rounds count from 1"),
             "a trusted round still counts a target call": (edit(
                 ("calls += 1\nprefix = t", "prefix = t"),
                 ("if round_no % m == 0:", "calls += 1\nif round_no % m == 0:")), "no target call"),
@@ -145,6 +147,12 @@ else:
 '''), "no bonus"),
             "after a trusted round the next one drafts from the old start token": edit("tokens.extend(guesses)", "tokens.extend(guesses)\ncontinue"),
             "the condition inverted: trusts every round except the m-th": edit("if round_no % m == 0:", "if round_no % m != 0:"),
+            "a trusted round writes the target's own choices, unpaid for": (edit("tokens.extend(guesses)", '''
+d = t
+for _ in range(k):
+    d = int(np.argmax(P[d]))
+    tokens.append(d)
+'''), "got the target's own text"),
             "the other break: keeps the guesses after a disagreement, never skips a check": """
 def trusting_greedy(P, Q, ctx, n, k, m):
     tokens, calls, t = [], 0, ctx
@@ -296,98 +304,47 @@ def drift(P, Q, ctx, n, k, m):
 """,
         },
     },
-    "harmless_starts": {
+    "mistake_share": {
         "wrong": {
-            "the tokens whose own row agrees (only the first guess checked): the notebook's rows, transcribed": ("""
-def harmless_starts(P, Q):
-    return {t for t in range(len(P)) if int(np.argmax(Q[t])) == int(np.argmax(P[t]))}
-""", "the team may pick any k"),
-            "section 3's round from every token, k = 4 as printed there: one condition changed (the transcriber's)": ("""
-def harmless_starts(P, Q):
-    safe = set()
-    for ctx in range(len(P)):
-        k = 4
-        guesses, t = [], ctx
-        for _ in range(k):
-            t = int(np.argmax(Q[t]))
-            guesses.append(t)
-        checks = [int(np.argmax(P[prefix])) for prefix in [ctx] + guesses]
-        if guesses == checks[:k]:
-            safe.add(ctx)
-    return safe
-""", "the team may pick any k"),
-            "a long but fixed look-ahead (100 guesses)": edit("for _ in range(len(P)):", "for _ in range(100):"),
-            "one guess short of every row (V - 1 guesses)": edit("for _ in range(len(P)):", "for _ in range(len(P) - 1):"),
-            "the whole text from there unchanged at a fixed length (every later round trusted too)": """
-def harmless_starts(P, Q):
-    return {t for t in range(len(P)) if greedy_decode(Q, t, 48)[0] == greedy_decode(P, t, 48)[0]}
-""",
-            "the trick run from every token (the broken loop is not available to the Diagnose)": ("""
-def harmless_starts(P, Q):
-    V = len(P)
-    return {t for t in range(V) if list(trusting_greedy(P, Q, t, V, V, 1)[0]) == list(greedy_decode(P, t, V)[0])}
-""", "trusting_greedy is not available in the Diagnose"),
-            "the trick's drift measured from every token": ("""
-def harmless_starts(P, Q):
-    return {t for t in range(len(P)) if drift(P, Q, t, len(P), len(P), 1) == 0}
-""", "drift is not available in the Diagnose"),
-            "each guess judged on the row of the start token, not of the guess before it": edit(
-                "guess = int(np.argmax(Q[prev]))", "guess = int(np.argmax(Q[t]))"),
-            "only the loop the chain ends in judged, not the rows on the way there": """
-def harmless_starts(P, Q):
-    safe = set()
-    for t in range(len(P)):
-        cur = t
-        for _ in range(len(P)):
-            cur = int(np.argmax(Q[cur]))
-        loop, x = [], cur
-        while True:
-            loop.append(x)
-            x = int(np.argmax(Q[x]))
-            if x == cur:
-                break
-        if all(int(np.argmax(Q[r])) == int(np.argmax(P[r])) for r in loop):
-            safe.add(t)
-    return safe
-""",
-            "the tokens that must stay off the list": edit("if ok:", "if not ok:"),
-            "a sorted list, not a set": edit("return safe", "return sorted(safe)"),
+            "every token an unchecked guess, as if every round were trusted (the transcriber's nearest line)": (
+                edit(_RATIO, "return 1 - a"), "as if every round were trusted"),
+            "one round in m, as if the trusted rounds wrote one m-th of the text": (
+                edit(_RATIO, "return (1 - a) / m"), "as if the trusted rounds wrote one m-th"),
+            "a bonus token in the trusted round": edit(_RATIO, "return k * (1 - a) / ((m - 1) * per_verified + k + 1)"),
+            "m verified rounds between trusted ones, not m - 1": edit(_RATIO, "return k * (1 - a) / (m * per_verified + k)"),
+            "over m rounds of a verified round's size": edit(_RATIO, "return k * (1 - a) / (m * per_verified)"),
+            "over the verified rounds' tokens only": edit(_RATIO, "return k * (1 - a) / max((m - 1) * per_verified, 1e-300)"),
+            "every verified round keeps all its guesses": edit(_RATIO, "return k * (1 - a) / ((m - 1) * (k + 1) + k)"),
+            "a verified round's tokens without the target's own (a + ... + a^k)": edit(
+                _RATIO, "return k * (1 - a) / ((m - 1) * (per_verified - 1) + k)"),
+            "every token from a trusted round's first mistake on, as drift would count them": edit(
+                _RATIO, "return sum(1 - a ** j for j in range(1, k + 1)) / ((m - 1) * per_verified + k)"),
+            "the chance that a trusted round holds a mistake, one round in m": edit(_RATIO, "return (1 - a ** k) / m"),
+            "the share of the tokens that are right": edit(_RATIO, "return 1 - k * (1 - a) / ((m - 1) * per_verified + k)"),
         },
         "right": {
-            "the chain followed until it fails or closes a loop": """
-def harmless_starts(P, Q):
-    out = set()
-    for t in range(len(P)):
-        seen, cur = set(), t
-        while cur not in seen and int(np.argmax(Q[cur])) == int(np.argmax(P[cur])):
-            seen.add(cur)
-            cur = int(np.argmax(Q[cur]))
-        if cur in seen:
-            out.add(t)
-    return out
+            "a cycle of m rounds counted out, with the a = 1 case apart": """
+def mistake_share(a, k, m):
+    if a == 1:
+        return 0.0
+    verified = (1 - a ** (k + 1)) / (1 - a)
+    tokens = (m - 1) * verified + k
+    wrong = k * (1 - a)
+    return float(wrong / tokens)
 """,
-            "numpy: all start tokens at once, V steps": """
-def harmless_starts(P, Q):
-    P, Q = np.asarray(P), np.asarray(Q)
-    cur, ok = np.arange(len(P)), np.ones(len(P), dtype=bool)
-    for _ in range(len(P)):
-        guess = np.argmax(Q[cur], axis=1)
-        ok &= guess == np.argmax(P[cur], axis=1)
-        cur = guess
-    return {int(t) for t in np.flatnonzero(ok)}
-""",
-            "the draft's own greedy chain of V tokens against the target's": """
-def harmless_starts(P, Q):
-    V = len(P)
-    return {t for t in range(V) if list(greedy_decode(Q, t, V)[0]) == list(greedy_decode(P, t, V)[0])}
+            "the share of the text in trusted rounds, times the chance a trusted token is wrong": """
+import numpy as np
+def mistake_share(a, k, m):
+    kept = float(np.sum(np.power(a, np.arange(k + 1))))
+    in_trusted = k / (k + (m - 1) * kept)
+    return in_trusted * (1.0 - a)
 """,
         },
         "delegate": {
-            "the course's trusting_greedy through a module attribute": """
-import speclab.rules.speculative as S
-def harmless_starts(P, Q):
-    V = len(P)
-    return {t for t in range(V) if S.trusting_greedy(P, Q, t, V, V, 1)[0] == S.greedy_decode(P, t, V)[0]}
+            "the verified round's tokens from the course's expected_tokens": """
+from speclab.speed import costs as _c
+def mistake_share(a, k, m):
+    return k * (1 - a) / ((m - 1) * float(_c.expected_tokens(a, k)) + k)
 """,
         },
     },

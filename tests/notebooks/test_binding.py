@@ -19,7 +19,7 @@ TWINS = {aid: twins(aid) for aid in assignments()}
 # The exercises that exist only as a solution cell. A new speclab function of an exercise's name
 # is a new twin: it must show up here (taken off this list) and then be bound by the test below.
 NO_TWIN = {
-    "01_branch_prediction": {"drift", "harmless_starts"},
+    "01_branch_prediction": {"drift", "mistake_share"},
     "02_acceptance_rule": {"accept_many", "counter_shortfall"},
     "03_residual": {"resample_sample", "detection_power", "redraft_distribution"},
     "04_tv_distance": {"speculative_joint3", "three_token_tv", "worst_position"},
