@@ -435,3 +435,8 @@ KERNEL_ATTACKS = [
          "line", _attack_history, full_marks, "", False),
 ]
 ATTACKS += KERNEL_ATTACKS
+
+# The attacks on the sandbox's limits, graded in their own class beside an honest classmate
+# (tests/grading/test_limits.py), not in the big class of tests/grading/test_grading_class.py: their 32 busy
+# children and the forks' memory cost that class ~50 of its ~300 worker-seconds, and the one class checks both.
+LIMITS = ("attack_fork_memory", "attack_busy_sessions")

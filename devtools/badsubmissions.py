@@ -28,11 +28,12 @@ from . import catalog, coursework
 from grading.cells import grade_id, graded_points as graded, is_graded, is_solution, points
 from grading.course import release_notebook, scratch_course, source_notebook
 
-# The exercise whose cell the runtime cases break: in 01, drift, whose tests are the fewest points
-# and lend the other exercises' reference versions, so it costs no other exercise its points. Every
-# exercise of 01 is also called by two demonstration cells, so a loop there costs three cell timeouts.
-# A notebook not named here breaks the exercise with the fewest test points.
-BREAK_IN = {"01_branch_prediction": "drift"}
+# The exercise whose cell the runtime cases break: in 01, mistake_share (the Diagnose), which no other
+# exercise's test or demonstration calls, so it costs no other exercise its points; its own test and one
+# demonstration cell call it, so a loop there costs two cell timeouts (drift, called by three cells, cost
+# three: a third of the class's grading went to the two looping cases). A notebook not named here breaks
+# the exercise with the fewest test points.
+BREAK_IN = {"01_branch_prediction": "mistake_share"}
 
 
 # ----------------------------------------------------------------------------- notebooks

@@ -3,7 +3,8 @@
 One class is built in a temporary course from notebook 01: four honest students (right,
 blank, two different catalogued mistakes), one student per broken submission in
 devtools/badsubmissions.CASES and one per class of attack in devtools/attacks.ATTACKS (issue
-26), all generated from the notebooks at run time. The class is graded once, in parallel, in the
+26; the two on the sandbox's limits, attacks.LIMITS, are graded in tests/grading/test_limits.py's class, with
+the same checks), all generated from the notebooks at run time. The class is graded once, in parallel, in the
 sandbox (grading/kernels/sandbox.py), with a 10 s cell timeout and a 2 GiB memory limit; the course is
 named in the grader's PYTHONPATH and marked as the attacks' target, so that an attack that gets out
 of its kernel acts on this course. Then, for every broken submission: the grading completed, the
@@ -60,7 +61,7 @@ MEMORY_LIMIT = 2 << 30  # a kernel with the course's imports has about 1 GiB of 
 # What grading is expected to write; everything else in the course must be left byte for byte.
 OUTPUTS = ["gradebook.db", "grades.csv", "autograded", "feedback", ".nbgrader.log"]
 CASES = {case.name: case for case in bs.CASES}
-ATTACKS = {case.name: case for case in attacks.ATTACKS}
+ATTACKS = {case.name: case for case in attacks.ATTACKS if case.name not in attacks.LIMITS}
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +112,7 @@ def graded(course, honest, tmp_path_factory):
     (root / attacks.TARGET).write_text("the attacks in devtools/attacks.py act on this course only\n")
     bs.write_class(root, AID, honest)
     bs.write_class(root, AID, bs.bad_class(root, AID))
-    bs.write_class(root, AID, bs.bad_class(root, AID, attacks.ATTACKS))
+    bs.write_class(root, AID, bs.bad_class(root, AID, list(ATTACKS.values())))
     before = tree_state(root, OUTPUTS)
     saved = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), saved) if p)  # where attack 1 looks

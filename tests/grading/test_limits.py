@@ -28,6 +28,8 @@ import pytest
 from traitlets.config import Config
 
 from devtools import attacks, badsubmissions as bs
+from devtools.coursework import leaked_hidden_lines
+from grading.course import source_notebook
 from grading.kernels import sandbox, watchdog
 from grading.grade import grade
 from grading.kernels.robust import RobustExecute
@@ -264,7 +266,7 @@ def test_the_mount_table_shows_none_of_the_graders_private_paths(tmp_path):
 # ----------------------------------------------------------------------------- in a class
 
 AID = "01_branch_prediction"
-ATTACKERS = ("attack_fork_memory", "attack_busy_sessions")  # in devtools/attacks.py
+ATTACKERS = attacks.LIMITS  # in devtools/attacks.py; not in test_grading_class.py's class, checked here alike
 # Both tests below read the one class_graded of this module: one xdist worker for them, or each worker that
 # gets one grades the class again (a CI run graded it twice, on two workers: 152 s and 133 s of wall clock)
 IN_CLASS = pytest.mark.xdist_group("limits-class")
@@ -304,6 +306,22 @@ def test_attackers_in_a_class_are_stopped_with_a_note_and_the_classmate_keeps_it
     for name, said in (("attack_fork_memory", "beside its kernel were killed"), ("attack_busy_sessions", "nice 19")):
         page = (root / "feedback" / name / AID / f"{AID}.html").read_text()
         assert "Grading notes" in page and said in page
+
+
+@needs_bwrap
+@IN_CLASS
+def test_attackers_earn_no_unearned_point_and_no_hidden_test_reaches_their_pages(class_graded):
+    """test_grading_class.py's checks of every other attack, for these two: graded, no point its work does not
+    deserve unless flagged, flagged if its case says so, and a feedback page with no hidden test line."""
+    root, results = class_graded["beside"]
+    source = nbformat.read(source_notebook(AID, root), as_version=4)
+    for case in (c for c in attacks.ATTACKS if c.name in ATTACKERS):
+        res, deserved = results[case.name], case.expect(root, AID)
+        assert res.status == "graded", f"{case.what}: {res.why}"
+        assert res.score <= deserved[0] or res.flagged, f"{case.what}: {res.score:g} of {deserved[0]:g}: {res.notes}"
+        assert res.flagged or not case.flagged, f"{case.what}: should be flagged, notes: {res.notes}"
+        page = (root / "feedback" / case.name / AID / f"{AID}.html").read_text()
+        assert not leaked_hidden_lines(page, source), f"{case.what}: its feedback shows hidden tests"
 
 
 @needs_bwrap
