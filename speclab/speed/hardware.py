@@ -95,10 +95,18 @@ def kv_dim(cfg):
     return cfg.get("num_key_value_heads", cfg["num_attention_heads"]) * head_dim(cfg)
 
 
+def _widths(cfg):
+    """(q_dim, kv_dim) from one read of cfg: notebook 07's sweeps price millions of passes."""
+    heads = cfg["num_attention_heads"]
+    size = cfg.get("head_dim") or cfg["hidden_size"] // heads
+    return heads * size, cfg.get("num_key_value_heads", heads) * size
+
+
 def layer_params(cfg):
     """Weights in one decoder layer: attention q, k, v, o; SwiGLU gate, up, down; two RMSNorm vectors."""
     d, f = cfg["hidden_size"], cfg["intermediate_size"]
-    attention = d * q_dim(cfg) + 2 * d * kv_dim(cfg) + q_dim(cfg) * d
+    q, kv = _widths(cfg)
+    attention = d * q + 2 * d * kv + q * d
     mlp = 3 * d * f
     return attention + mlp + 2 * d
 
@@ -125,8 +133,8 @@ def forward_macs(cfg, n_tokens, ctx):
     embedding row costs no MACs.
     """
     d, f = cfg["hidden_size"], cfg["intermediate_size"]
-    per_layer = (d * q_dim(cfg) + 2 * d * kv_dim(cfg) + q_dim(cfg) * d + 3 * d * f
-                 + 2 * ctx * q_dim(cfg))
+    q, kv = _widths(cfg)
+    per_layer = d * q + 2 * d * kv + q * d + 3 * d * f + 2 * ctx * q
     return n_tokens * (cfg["num_hidden_layers"] * per_layer + d * cfg["vocab_size"])
 
 
