@@ -219,7 +219,7 @@ def accept_many(p, q, xs, us):
             "not broken: the correct ratio p/q": ("""
 def swapped_accept_prob(p, q, x):
     return min(1.0, p[x] / q[x])
-""", "always keeps it"),
+""", "the correct rule's keep probability"),
             "upside down but no cap at 1": """
 def swapped_accept_prob(p, q, x):
     return q[x] / p[x] if p[x] > 0 else 1.0
@@ -359,79 +359,96 @@ def emitted_distribution(p, q, r, accept):
     },
     "counter_shortfall": {
         "wrong": {
-            "the transcription: the swapped rule's rejection rate, one substitution into section 2": ("""
-def counter_shortfall(p, q):
+            "the transcription: one guess's gap, the swapped test's keep rate minus sum min(p, q), k ignored": ("""
+def counter_shortfall(p, q, k):
     kept = sum(q[x] * (1.0 if p[x] == 0 else min(1.0, q[x] / p[x])) for x in range(len(p)) if q[x] > 0)
-    return 1.0 - float(kept)
-""", "what the team's counter itself reads"),
-            "the correct rule's rejection rate, 1 - sum min(p, q)": """
-def counter_shortfall(p, q):
-    return 1.0 - float(np.minimum(p, q).sum())
-""",
+    return float(kept) - float(np.minimum(p, q).sum())
+""", "as if k were 1"),
+            "k times one guess's gap: every guess judged, after a rejection too": (edit(
+                "return sum(kept_swapped ** j - kept ** j for j in range(1, k + 1))",
+                "return k * (kept_swapped - kept)"), "as if every guess were judged"),
+            "the gap in the share of rounds that keep every guess": (edit(
+                "return sum(kept_swapped ** j - kept ** j for j in range(1, k + 1))",
+                "return kept_swapped ** k - kept ** k"), "the share of rounds that keep all k"),
+            "the powers counted from 0 to k - 1": edit(
+                "return sum(kept_swapped ** j - kept ** j for j in range(1, k + 1))",
+                "return sum(kept_swapped ** j - kept ** j for j in range(k))"),
+            "the powers counted to k + 1": edit(
+                "return sum(kept_swapped ** j - kept ** j for j in range(1, k + 1))",
+                "return sum(kept_swapped ** j - kept ** j for j in range(1, k + 2))"),
             "the gap the wrong way round: the swapped counter minus the correct one": (edit(
-                "return float(((p[under] - q[under]) ** 2 / p[under]).sum())",
-                "return -float(((p[under] - q[under]) ** 2 / p[under]).sum())"), "the team's the lower"),
-            "the share of guesses the swapped test keeps": ("""
-def counter_shortfall(p, q):
-    return float(sum(q[x] * (1.0 if p[x] == 0 else min(1.0, q[x] / p[x])) for x in range(len(p)) if q[x] > 0))
-""", "the share of guesses the swapped test keeps"),
+                "return sum(kept_swapped ** j - kept ** j for j in range(1, k + 1))",
+                "return sum(kept ** j - kept_swapped ** j for j in range(1, k + 1))"), "the team's the lower"),
+            "what the team's counter itself reads": edit(
+                "return sum(kept_swapped ** j - kept ** j for j in range(1, k + 1))",
+                "return k - sum(kept_swapped ** j for j in range(1, k + 1))"),
             "no shortfall: both counters assumed to read the same": ("""
-def counter_shortfall(p, q):
+def counter_shortfall(p, q, k):
     return 0.0
 """, "as if the two counters agreed"),
             "the squared gap over q instead of p": edit(
                 ("under = q < p", "under = (q < p) & (q > 0)"),
-                ("return float(((p[under] - q[under]) ** 2 / p[under]).sum())",
-                 "return float(((p[under] - q[under]) ** 2 / q[under]).sum())")),
-            "the squared gap over every token the target emits, over-proposed ones included": edit(
-                "under = q < p", "under = p > 0"),
+                ("kept_swapped = kept + float(((p[under] - q[under]) ** 2 / p[under]).sum())",
+                 "kept_swapped = kept + float(((p[under] - q[under]) ** 2 / q[under]).sum())")),
             "the gap not squared: the rejections not weighted by how often the token is drafted": edit(
-                "return float(((p[under] - q[under]) ** 2 / p[under]).sum())",
-                "return float(((p[under] - q[under]) / p[under]).sum())"),
-            "TV without its half, minus the swapped counter": ("""
-def counter_shortfall(p, q):
-    kept = sum(q[x] * (1.0 if p[x] == 0 else min(1.0, q[x] / p[x])) for x in range(len(p)) if q[x] > 0)
-    return min(1.0, float(np.abs(p - q).sum()) - (1.0 - float(kept)))
-"""),
+                "kept_swapped = kept + float(((p[under] - q[under]) ** 2 / p[under]).sum())",
+                "kept_swapped = kept + float(((p[under] - q[under]) / p[under]).sum())"),
             "a token the target never emits counted as always rejected by the swapped test": ("""
-def counter_shortfall(p, q):
-    rejected = sum(q[x] * (1.0 - min(1.0, q[x] / p[x])) if p[x] > 0 else q[x] for x in range(len(p)))
-    return max(0.0, 0.5 * float(np.abs(p - q).sum()) - float(rejected))
+def counter_shortfall(p, q, k):
+    a = float(np.minimum(p, q).sum())
+    b = sum(q[x] * min(1.0, q[x] / p[x]) for x in range(len(p)) if p[x] > 0)
+    return sum(b ** j - a ** j for j in range(1, k + 1))
 """),
-            "the correct counter from the student's acceptance_rate (not available to the Diagnose)": ("""
-def counter_shortfall(p, q):
+            "the geometric sum's closed form, nan for a draft equal to the target": ("""
+def counter_shortfall(p, q, k):
+    a = float(np.minimum(p, q).sum())
+    b = sum(q[x] * (1.0 if p[x] == 0 else min(1.0, q[x] / p[x])) for x in range(len(p)) if q[x] > 0)
+    return b * (1 - b ** k) / (1 - b) - a * (1 - a ** k) / (1 - a)
+""", "division by zero"),
+            "the correct keep rate from the student's acceptance_rate (not available to the Diagnose)": ("""
+def counter_shortfall(p, q, k):
+    a = float(acceptance_rate(p, q))
     under = q < p
-    swapped = float((q[under] * (p[under] - q[under]) / p[under]).sum())
-    return 1.0 - float(acceptance_rate(p, q)) - swapped
+    b = a + float(((p[under] - q[under]) ** 2 / p[under]).sum())
+    return sum(b ** j - a ** j for j in range(1, k + 1))
 """, "acceptance_rate is not available in the Diagnose"),
             "the student's own swapped test, weighted by the draft (not available to the Diagnose)": ("""
-def counter_shortfall(p, q):
-    swapped = 1.0 - float(sum(q[x] * swapped_accept_prob(p, q, x) for x in range(len(p)) if q[x] > 0))
-    return 0.5 * float(np.abs(p - q).sum()) - swapped
+def counter_shortfall(p, q, k):
+    b = float(sum(q[x] * swapped_accept_prob(p, q, x) for x in range(len(p)) if q[x] > 0))
+    a = float(np.minimum(p, q).sum())
+    return sum(b ** j - a ** j for j in range(1, k + 1))
 """, "swapped_accept_prob is not available in the Diagnose"),
         },
         "right": {
-            "TV minus the swapped counter, each counted from p and q": """
-def counter_shortfall(p, q):
-    kept = sum(q[x] * (1.0 if p[x] == 0 else min(1.0, q[x] / p[x])) for x in range(len(p)) if q[x] > 0)
-    return 0.5 * float(np.abs(p - q).sum()) - (1.0 - float(kept))
+            "the two throw-away counts, each counted from p and q": """
+def counter_shortfall(p, q, k):
+    a = float(np.minimum(p, q).sum())
+    b = sum(q[x] * (1.0 if p[x] == 0 else min(1.0, q[x] / p[x])) for x in range(len(p)) if q[x] > 0)
+    thrown = k - sum(a ** j for j in range(1, k + 1))
+    thrown_swapped = k - sum(b ** j for j in range(1, k + 1))
+    return thrown - thrown_swapped
 """,
-            "a loop over the under-proposed tokens": """
-def counter_shortfall(p, q):
-    total = 0.0
+            "round by round: the chance that guess j is still alive, multiplied up": """
+def counter_shortfall(p, q, k):
+    a = b = 0.0
     for x in range(len(p)):
-        if q[x] < p[x]:
-            total += (p[x] - q[x]) ** 2 / p[x]
+        a += min(p[x], q[x])
+        if q[x] > 0:
+            b += q[x] if p[x] <= q[x] else q[x] * q[x] / p[x]
+    total, alive_a, alive_b = 0.0, 1.0, 1.0
+    for _ in range(k):
+        alive_a, alive_b = alive_a * a, alive_b * b
+        total += alive_b - alive_a
     return total
 """,
         },
         "delegate": {
-            "the course's acceptance rate and emitted distribution": """
-import speclab.views.onetoken as one
-import speclab.rules.speculative as spec
-def counter_shortfall(p, q):
-    swapped = 1.0 - float(one.emitted_distribution(p, q, np.zeros(len(p)), one.swapped_accept_prob).sum())
-    return 1.0 - float(spec.acceptance_rate(p, q)) - swapped
+            "the geometric sums from the course's expected_tokens (notebook 05)": """
+from speclab.speed import costs as _c
+def counter_shortfall(p, q, k):
+    a = float(np.minimum(p, q).sum())
+    b = sum(q[x] * (1.0 if p[x] == 0 else min(1.0, q[x] / p[x])) for x in range(len(p)) if q[x] > 0)
+    return float(_c.expected_tokens(b, k)) - float(_c.expected_tokens(a, k))
 """,
         },
     },

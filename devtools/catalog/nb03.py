@@ -305,7 +305,7 @@ def one_token_distribution(p, q, rule="correct"):
         "wrong": {
             "not broken: samples the residual as before": (edit(
                 "return int(sample_from(p, rng.random()))",
-                "return int(sample_from(residual(p, q), rng.random()))"), "sampled from p itself"),
+                "return int(sample_from(residual(p, q), rng.random()))"), "a rejection does not sample the residual"),
             "samples q on rejection": edit(
                 "return int(sample_from(p, rng.random()))",
                 "return int(sample_from(q, rng.random()))"),
@@ -433,83 +433,101 @@ def detection_power(sampler, p, q, n, trials, threshold, rng):
     "redraft_distribution": {
         "wrong": {
             "the draft put where the proof's line has the residual: min(p, q) + (1 - alpha) q (the transcriber's)": ("""
-def redraft_distribution(p, q):
-    return np.minimum(p, q) + (1 - acceptance_rate(p, q)) * np.asarray(q)
-""", "emits one fresh draft after a rejection without testing it"),
+def redraft_distribution(p, q, tries):
+    return emitted_distribution(p, q, q, accept_prob)
+""", "emits a fresh draft untested after its first rejection"),
+            "the uncapped sampler's answer, min(p, q) / alpha: tries ignored": ("""
+def redraft_distribution(p, q, tries):
+    return np.minimum(p, q) / acceptance_rate(p, q)
+""", "never stops testing"),
             "resampling from p, Exercise C's no_resample": ("""
-def redraft_distribution(p, q):
+def redraft_distribution(p, q, tries):
     return one_token_distribution(p, q, "no_resample")
 """, "no_resample"),
-            "p itself: every emitted token passed the test, so it must be exact": ("""
-def redraft_distribution(p, q):
+            "p itself: every tested token passed the test, so it must be exact": ("""
+def redraft_distribution(p, q, tries):
     return np.asarray(p, dtype=float).copy()
 """, "this sampler is not exact"),
             "q itself: only drafts come out": ("""
-def redraft_distribution(p, q):
+def redraft_distribution(p, q, tries):
     return np.asarray(q, dtype=float).copy()
-""", "tests every draft"),
-            "the kept mass of one attempt, not renormalised": (edit(
-                "return np.minimum(p, q) / acceptance_rate(p, q)", "return np.minimum(p, q)"), "sum to 1"),
-            "one retry, then the second fresh draft emitted untested": """
-def redraft_distribution(p, q):
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    kept, a = np.minimum(p, q), acceptance_rate(p, q)
-    return kept + (1 - a) * (kept + (1 - a) * q)
-""",
-            "the geometric series cut after 50 attempts": """
-def redraft_distribution(p, q):
+""", "only after every test rejected"),
+            "the untested draft left out: the kept mass of the tested attempts only": (edit(
+                "return kept * reached + fail ** tries * q", "return kept * reached"), "sum to 1"),
+            "the untested draft left out, the rest renormalised": (edit(
+                "return kept * reached + fail ** tries * q", "return kept * reached / (kept * reached).sum()"),
+                "never stops testing"),
+            "one test too many": edit(
+                ("reached = sum(fail ** j for j in range(tries))", "reached = sum(fail ** j for j in range(tries + 1))"),
+                ("return kept * reached + fail ** tries * q", "return kept * reached + fail ** (tries + 1) * q")),
+            "one test too few": edit(
+                ("reached = sum(fail ** j for j in range(tries))", "reached = sum(fail ** j for j in range(tries - 1))"),
+                ("return kept * reached + fail ** tries * q", "return kept * reached + fail ** max(tries - 1, 0) * q")),
+            "the untested draft taken from p": edit(
+                "return kept * reached + fail ** tries * q", "return kept * reached + fail ** tries * p"),
+            "the untested draft taken from the residual": edit(
+                "return kept * reached + fail ** tries * q", "return kept * reached + fail ** tries * residual(p, q)"),
+            "every attempt reached, none after a failure only: kept * tries": edit(
+                "reached = sum(fail ** j for j in range(tries))", "reached = tries"),
+            "the closed form divided by alpha, nan where the two never overlap": ("""
+def redraft_distribution(p, q, tries):
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
     a = acceptance_rate(p, q)
-    return np.minimum(p, q) * sum((1 - a) ** j for j in range(50))
-""",
-            "the overlap renormalised by p's mass there, not by the acceptance rate": """
-def redraft_distribution(p, q):
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    m = np.minimum(p, q)
-    return m / p[m > 0].sum()
-""",
-            "the residual's shape taken for the retries: min(p, q) + (1 - alpha) residual": """
-def redraft_distribution(p, q):
-    return np.minimum(p, q) + (1 - acceptance_rate(p, q)) * residual(p, q)
-""",
+    return np.minimum(p, q) * (1 - (1 - a) ** tries) / a + (1 - a) ** tries * q
+""", "no nan"),
             "counted: 20,000 runs of the team's sampler": """
-def redraft_distribution(p, q):
+def redraft_distribution(p, q, tries):
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
     rng = np.random.default_rng(0)
     counts = np.zeros(len(p))
     for _ in range(20_000):
-        while True:
+        for _ in range(tries):
             x = sample_from(q, rng.random())
             if rng.random() < min(1.0, p[x] / q[x]):
                 break
+        else:
+            x = sample_from(q, rng.random())
         counts[x] += 1
     return counts / 20_000
 """,
             "a Python list": edit(
-                "return np.minimum(p, q) / acceptance_rate(p, q)",
-                "return list(np.minimum(p, q) / acceptance_rate(p, q))"),
+                "return kept * reached + fail ** tries * q", "return list(kept * reached + fail ** tries * q)"),
         },
         "right": {
-            "the overlap divided by its own sum": """
-def redraft_distribution(p, q):
-    m = np.minimum(np.asarray(p, dtype=float), np.asarray(q, dtype=float))
-    return m / m.sum()
+            "unrolled from the untested draft back: out = kept + (1 - alpha) out, tries times": """
+def redraft_distribution(p, q, tries):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    kept, a = np.minimum(p, q), acceptance_rate(p, q)
+    out = q.copy()
+    for _ in range(tries):
+        out = kept + (1 - a) * out
+    return out
 """,
-            "the fixed point out = kept + (1 - alpha) out, solved as a linear system": """
-def redraft_distribution(p, q):
+            "notebook 02's one-step sum, the rest of the sampler as its fallback": """
+def redraft_distribution(p, q, tries):
+    out = np.asarray(q, dtype=float)
+    for _ in range(tries):
+        out = emitted_distribution(p, q, out, accept_prob)
+    return np.asarray(out, dtype=float)
+""",
+            "the closed form, with the pair that never overlaps apart": """
+def redraft_distribution(p, q, tries):
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
     kept = np.minimum(p, q)
-    a = acceptance_rate(p, q)
-    return np.linalg.solve(np.eye(len(p)) * a, kept)
+    a = kept.sum()
+    if a == 0:
+        return q.copy()
+    return kept * (1 - (1 - a) ** tries) / a + (1 - a) ** tries * q
 """,
         },
         "delegate": {
-            "notebook 02's emitted_distribution from speclab, with nothing as the fallback, then renormalised": """
-from speclab.views import onetoken
-from speclab.rules import speculative
-def redraft_distribution(p, q):
-    kept = onetoken.emitted_distribution(p, q, np.zeros(len(p)), speculative.accept_prob)
-    return kept / kept.sum()
+            "the geometric sum from the course's expected_tokens (notebook 05)": """
+from speclab.speed import costs as _c
+def redraft_distribution(p, q, tries):
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    kept = np.minimum(p, q)
+    fail = 1 - kept.sum()
+    return kept * float(_c.expected_tokens(fail, tries - 1)) + fail ** tries * q
 """,
         },
     },
