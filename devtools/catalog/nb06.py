@@ -217,10 +217,10 @@ def should_speculate(a, draft_params, target_params, k_max=16):
         "wrong": {
             "the size clock still charges the fixed cost to the target's verify call": (edit(
                 "t_target = fixed + STEP_S_PER_PARAM * target_params",
-                "t_target = STEP_FIXED_S + STEP_S_PER_PARAM * target_params"), 'the target is priced by its size too'),
-            "the measured clock charges the fixed cost to the draft only": (edit(
+                "t_target = STEP_FIXED_S + STEP_S_PER_PARAM * target_params"), 'a fixed cost is still charged'),
+            "the measured clock charges the fixed cost to the draft only": edit(
                 "t_target = fixed + STEP_S_PER_PARAM * target_params",
-                "t_target = STEP_S_PER_PARAM * target_params"), 'and to the verify call'),
+                "t_target = STEP_S_PER_PARAM * target_params"),
             "the fixed cost paid once per round, not per step": edit(
                 "seconds += k * t_draft + t_target",
                 "seconds += fixed + STEP_S_PER_PARAM * (k * draft_params + target_params)"),
