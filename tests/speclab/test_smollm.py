@@ -95,6 +95,16 @@ def test_truncate_then_forward_equals_a_fresh_forward(tiny):
         c.truncate(c.length + 1)
 
 
+def test_no_tokens_read_nothing(tiny):
+    """forward([]) is the empty prefix of a one-token context (context[:-1]): no logits, the cache unchanged, and
+    the next token's logits those of a fresh cache."""
+    cache = tiny.new_cache()
+    logits = tiny.forward([], cache)
+    assert logits.shape == (0, tiny.w["token_embd"].shape[0]) and logits.dtype == np.float32
+    assert cache.length == 0
+    np.testing.assert_array_equal(tiny.forward([4], cache), tiny.forward([4], tiny.new_cache()))
+
+
 def test_the_cache_grows_past_its_capacity(tiny):
     tokens = list(range(1, 12))
     small = tiny.new_cache(capacity=2)

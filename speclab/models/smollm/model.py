@@ -163,8 +163,11 @@ class Model:
         return apply(rms_norm(x, self.w["output_norm"], self.eps), self.w["token_embd"].T, looped)
 
     def forward(self, tokens, cache, looped=True):
-        """Logits (T, vocab) float32 after each of `tokens`, which extend the cache by T positions."""
+        """Logits (T, vocab) float32 after each of `tokens`, which extend the cache by T positions. No tokens
+        (an empty prefix, as context[:-1] of a one-token context) read nothing: (0, vocab), the cache unchanged."""
         x, start = self.embed(tokens), cache.length
+        if len(x) == 0:
+            return np.zeros((0, self.w["token_embd"].shape[0]), np.float32)
         cache.reserve(start + len(x))
         for layer in range(self.n_layers):
             x = self.block(layer, x, cache, start, looped)
