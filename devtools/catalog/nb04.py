@@ -332,10 +332,10 @@ def speculative_joint(P, Q, ctx, k, trials, rng, rule="correct"):
     },
     "speculative_joint3": {
         "wrong": {
-            "counts, not frequencies": (edit("return counts / trials", "return counts"), "1/trials"),
+            "counts, not frequencies": (edit("return counts / trials", "return counts"), "should sum to 1"),
             "every round restarts from ctx": (edit(
                 "out += verify_round(P, Q, t, draft_tokens(Q, t, k, rng), rng, rule)\nt = out[-1]",
-                "out += verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng, rule)"), "from THAT token"),
+                "out += verify_round(P, Q, ctx, draft_tokens(Q, ctx, k, rng), rng, rule)"), "the two Exercise C keeps"),
             "the third token straight from the target when the first round emits two": (edit(
                 ("while len(out) < 3:", "while len(out) < 2:"),
                 ("counts[out[0], out[1], out[2]] += 1",

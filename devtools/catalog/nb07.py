@@ -338,7 +338,7 @@ def best_gain(step, target, draft, acc, a, k, ctx, overhead):
             "overhead ignored": (edit(
                 "spec = max(batch * tokens / (k * (step(draft, acc, 1, ctx, batch) + overhead) + step(target, acc, k + 1, ctx, batch))",
                 "spec = max(batch * tokens / (k * step(draft, acc, 1, ctx, batch) + step(target, acc, k + 1, ctx, batch))"),
-                "pays `overhead` on top of its step time"),
+                "the overhead changed nothing"),
             "overhead paid once per round": edit(
                 "spec = max(batch * tokens / (k * (step(draft, acc, 1, ctx, batch) + overhead) + step(target, acc, k + 1, ctx, batch))",
                 "spec = max(batch * tokens / (k * step(draft, acc, 1, ctx, batch) + overhead + step(target, acc, k + 1, ctx, batch))"),
@@ -353,7 +353,7 @@ def best_gain(step, target, draft, acc, a, k, ctx, overhead):
                 "spec = max(batch / (k * (step(draft, acc, 1, ctx, batch) + overhead) + step(target, acc, k + 1, ctx, batch))"),
             "expected tokens with the wrong exponent": edit("tokens = expected_tokens(a, k)", "tokens = (1 - a ** k) / (1 - a)"),
             "plain over speculative (inverted)": (edit("return spec / plain", "return plain / spec"),
-                                                  "speculative over plain"),
+                                                  "fewer tokens per second than plain decoding"),
             "ignores the step it is given (prices with its own step_time)": (edit(
                 ("plain = max(batch / step(target, acc, 1, ctx, batch) for batch in range(1, plain_fit + 1))",
                  "plain = max(batch / step_time(target, acc, 1, ctx, batch) for batch in range(1, plain_fit + 1))"),
