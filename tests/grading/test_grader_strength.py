@@ -81,3 +81,22 @@ def test_every_exercise_has_a_delegation(aid):
     missing = [func for func, kinds in catalog.load()[aid].items() if not kinds.get("delegate")]
     assert not missing, (f"{aid}: exercises with no 'delegate' entry (an answer that hands the work to a course "
                          f"helper, which must lose its marks): {', '.join(missing)}")
+
+
+def test_a_variant_meets_the_tests_that_read_its_name_not_those_that_lend_a_stand_in():
+    """A variant is run against the test cells that read its function, and only those: 06's Diagnose names
+    five exercises in strings (it refuses them) and 07's best_gain test lends the course's step_time by
+    keyword, so no variant of those can change what the cells find; a cell that calls the function by
+    name is always among them."""
+    import nbformat
+
+    from devtools.mutants import tests_naming
+    from grading.cells import grade_id
+    from grading.course import source_notebook
+
+    def ids(aid, func):
+        return {grade_id(c) for c in tests_naming(nbformat.read(source_notebook(aid), as_version=4), func)}
+    assert ids("06_break_even", "seconds_per_token") == {"test_seconds_per_token"}
+    assert ids("06_break_even", "size_priced_trap") == {"test_size_priced_trap"}
+    assert ids("07_roofline", "step_time") == {"test_step_time"}
+    assert ids("07_roofline", "best_gain") == {"test_best_gain"}
