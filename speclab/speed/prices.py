@@ -33,5 +33,6 @@ class PriceTable:
                                  "here)")
         if batch != int(batch) or not 1 <= batch <= self.seconds.shape[2]:
             raise AssertionError(f"{asked}: price whole batches from 1 up to the most sequences that fit "
-                                 f"({self.seconds.shape[2]:,} here)")
+                                 f"({self.seconds.shape[2]:,} here): count the target's weights and, per sequence, "
+                                 "the target's cache (and, for speculation, the draft's weights and cache)")
         return float(self.seconds[self.models.index(cfg["name"]), self.passes.index(n_tokens), int(batch) - 1])
