@@ -1,7 +1,7 @@
 """Run a source notebook's graded tests against other implementations of one exercise.
 
 This is how the grader's strength is itself tested: every wrong answer in
-devtools/catalog/ must fail at least one graded test cell that names its function,
+devtools/catalog/ must fail at least one graded test cell that reads its function,
 every correct variant must pass all of them, and every delegating answer (one that hands
 the work to a course helper) must be flagged by the integrity scan and, once sanitized,
 fail (run_sanitized).
@@ -11,7 +11,8 @@ The source notebook is executed once, in-process, with the instructor's solution
 course cells they read from (graded_slice), not its demonstrations, which the tests never read
 (notebook 10's load SmolLM2 and time it: 26 CPU s of the catalog's 27 before). For each variant,
 a copy of that namespace gets the variant's definition and then re-runs the graded test
-cells that name the function.
+cells that read the function by name (tests_naming: not those that only mention it in a string or
+lend a stand-in for it, where no variant of it can change what they find).
 """
 import builtins
 import contextlib
@@ -152,7 +153,7 @@ def _executed(aid, keep=None):
 
 
 def run_variant(aid, func, source):
-    """Define `source` over the solved notebook and run the tests that name `func`.
+    """Define `source` over the solved notebook and run the tests that read `func` (tests_naming).
 
     Returns a list of (grade_id, error) for the test cells that failed; [] means all passed.
     """
@@ -210,7 +211,7 @@ def with_variant(aid, func, source):
 
 
 def run_sanitized(aid, func, source):
-    """Grade a variant as `make grade` does: scan, sanitize, then run the tests that name `func`.
+    """Grade a variant as `make grade` does: scan, sanitize, then run the tests that read `func`.
 
     The integrity scan reads the variant's cell against the source notebook (its allow-list of
     course helpers, its tampering rules); every flagged statement is replaced by `pass`, and the
