@@ -2,6 +2,7 @@
 loop, every line and every request bounded by what the judge itself sent (grading/judge/execute.py drives it)."""
 import json
 import os
+import select
 import socket
 import stat
 
@@ -33,6 +34,8 @@ class Channel:
             os.close(fd)
         self.sock.setblocking(False)
         self.fd, self.buf, self.dead, self.unpolled = self.sock.fileno(), bytearray(), False, False
+        self.readable = select.poll()
+        self.readable.register(self.fd, select.POLLIN)
         self.line_limit, self.call_left, self.tail, self.unrequested, self.refused = LINE_ALLOWANCE, 0, 0, 0, None
 
     def send(self, msg, timeout, new=False):
@@ -55,6 +58,10 @@ class Channel:
         self.refused, self.dead = why, True
         self.buf.clear()
 
+    def wait(self, seconds):
+        """Whether the agent's socket has something to read (or was hung up) within `seconds`."""
+        return bool(self.readable.poll(seconds * 1000))
+
     def fill(self):
         try:
             for _ in range(FILL_CHUNKS):
@@ -72,6 +79,8 @@ class Channel:
                     return self.refuse(f"the kernel sent a line of more than {self.line_limit:,} bytes, more than "
                                        "any answer to what the grader sent")
                 self.buf += data
+                if len(data) < CHUNK:  # the socket held less than a chunk: nothing more waits (the next poll says)
+                    return
         except (BlockingIOError, InterruptedError):
             return
         except OSError:

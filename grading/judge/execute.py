@@ -33,6 +33,7 @@ from ..cells import grade_id
 from ..kernels.robust import RobustExecute
 from ..kernels.timeline import mark
 from . import agent, codec, registry, sync
+from .colocate import OneCore
 from .channel import STRAY_LINES, Channel
 from .judge import Judge
 from .outcome import STREAM_CAP, Dead, Late, Refused, _error, append_stream
@@ -69,6 +70,7 @@ class JudgeExecute(RobustExecute):
         self._judge, self._serving, self._needs_restart, self._error = None, None, False, None
         self._interrupting, self._seq, self._socket_folder = False, 0, None
         self._channel = self._poller = self._iopub = self._unbuilt = None
+        self._core = OneCore()  # the judge's thread and the agent on one core while a test cell is judged
         info = (resources or {}).get("nbgrader", {})
         path = self._source(info.get("assignment", "")) / f"{info.get('notebook', '')}.ipynb"
         opted_out = info.get("assignment") in OPT_OUT and os.environ.get(JUDGE_OPTED_OUT) != "1"
@@ -140,6 +142,7 @@ class JudgeExecute(RobustExecute):
                     self._stop_serving(streams)
                 except Late:
                     self._needs_restart = True
+            self._core.unpin()
             if self._needs_restart:
                 self._needs_restart = False
                 self._restart_and_replay(index)
@@ -167,8 +170,9 @@ class JudgeExecute(RobustExecute):
         if self._channel is None:
             self._boot(streams)
         if self._serving is None:
-            self._serving = _settled(self.kc.execute("__speclab_judge__.serve()", silent=False, store_history=False,
-                                                     allow_stdin=False, stop_on_error=False))
+            cpu = self._core.pin()
+            self._serving = _settled(self.kc.execute(f"__speclab_judge__.serve({cpu!r})", silent=False,
+                                                     store_history=False, allow_stdin=False, stop_on_error=False))
             self._error = None
         self._seq += 1
         self._send({"n": self._seq, "kind": kind, "body": body}, new=True)
@@ -261,10 +265,11 @@ class JudgeExecute(RobustExecute):
         except (OSError, ValueError):  # the agent is gone, or not reading: as if it did not answer
             self._channel.dead = True
 
-    def _next(self, msg_id, streams, lines=True):
+    def _next(self, msg_id, streams, lines=True, quick=True):
         """The agent's next line (a dict) for the current request, or None once request msg_id ended (its
         prints collected); past the deadline the kernel is interrupted, and Late raised (with a restart asked
-        for if it does not stop)."""
+        for if it does not stop). `quick`: a line is what comes next, so the agent's socket alone is waited on
+        first (not where the kernel's idle is awaited: that would wait QUICK for nothing)."""
         ended = False
         while True:
             left = self._deadline - time.monotonic()  # checked before each line too: a flood of lines ends here
@@ -288,6 +293,10 @@ class JudgeExecute(RobustExecute):
             if self._channel is not None and self._channel.dead and not self._channel.unpolled:
                 self._poller.unregister(self._channel.fd)  # gone: wait for the kernel's idle, death or time
                 self._channel.unpolled = True
+            if quick and lines and self._channel is not None and not self._channel.dead \
+                    and self._channel.wait(max(0.0, min(left, QUICK))):
+                self._channel.fill()  # the common case: the agent's next line, without waking ZeroMQ's poll
+                continue
             events = dict(self._poller.poll(max(0.0, min(left, 1.0)) * 1000))
             if not events:
                 if not _settled(self.km.is_alive()):
@@ -328,7 +337,7 @@ class JudgeExecute(RobustExecute):
         self._seq += 1
         self._send({"n": self._seq, "kind": "stop"}, new=True)
         while self._serving is not None:
-            msg = self._next(self._serving, streams)
+            msg = self._next(self._serving, streams, quick=False)
             if msg is None:
                 break
             if "cb" in msg:
@@ -341,7 +350,7 @@ class JudgeExecute(RobustExecute):
             _settled(self.km.interrupt_kernel())
             self._deadline = time.monotonic() + min(10, self.timeout or 10)
             while True:
-                msg = self._next(msg_id, [])
+                msg = self._next(msg_id, [], quick=False)
                 if msg is None or "done" in msg:  # stopped, or the agent caught it and waits for the next request
                     break
                 self._send({"n": self._seq, "kind": "answer", "body": STOPPED})
@@ -363,5 +372,6 @@ def _settled(value):
     return value
 
 
+QUICK = 0.05  # seconds the agent's socket alone is waited on before the kernel's outputs are looked at too
 STOPPED = {"exc": ["RuntimeError", "RuntimeError", "stopped"]}
 WELCOME = b"speclab-judge"  # a subscription topic no one else uses: ipykernel welcomes it (_subscribe)
