@@ -86,19 +86,35 @@ def course_slice(nb, exercise_names):
 
 def read_anywhere(nb, plan):
     """Every name read anywhere in the planned course cells and the test cells (a cell's own reads of what it
-    binds included): what an import the judge runs must still bind."""
-    out = set()
+    binds included): what an import the judge runs must still bind. Except a bare expression statement of a
+    course cell that reads an imported name nothing else reads (`style.use()`, `plt.show()`): it is left out
+    with that import (`lean`), and so are its reads (matplotlib, 0.25 CPU s of each fresh judge, for
+    `style.use()` alone)."""
+    imported, wanted, bare = set(), set(), []
     for i, c in enumerate(nb.cells):
         if i in plan or is_test(c):
             tree = _parse(c.source)
-            out |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} if tree else set()
-    return out
+            for node in tree.body if tree else []:
+                if isinstance(node, (ast.Import, ast.ImportFrom)) and i in plan:
+                    imported |= {a.asname or a.name.split(".")[0] for a in node.names}
+                if i in plan and _bare(node):
+                    bare.append(_reads(node))
+                else:
+                    wanted |= _reads(node)
+    while True:  # a bare statement kept wants what it reads, which may keep another
+        kept = [r for r in bare if r & imported <= wanted]
+        if not kept:
+            return wanted
+        for r in kept:
+            wanted |= r
+            bare.remove(r)
 
 
 def lean(tree, wanted):
-    """`tree` with its top-level imports cut to the names in `wanted`: a notebook's first cell imports pyplot,
-    IPython's display and the widgets for its figures, which no test reads (1 to 2 CPU s of imports in each
-    fresh judge). A star import, and every other statement, stays as it is."""
+    """`tree` with its top-level imports cut to the names in `wanted`, and its bare expression statements that
+    read a name not wanted (one of the imports cut: see read_anywhere) left out: a notebook's first cell imports
+    pyplot, IPython's display and the widgets for its figures, and sets their style, which no test reads (1 to 2
+    CPU s of imports in each fresh judge). A star import, and every other statement, stays as it is."""
     body = []
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -106,6 +122,17 @@ def lean(tree, wanted):
             if not kept:
                 continue
             node.names = kept
+        elif _bare(node) and not _reads(node) <= wanted:
+            continue
         body.append(node)
     tree.body = body
     return tree
+
+
+def _bare(node):
+    """A statement that is an expression alone and binds nothing (no `:=` in it)."""
+    return isinstance(node, ast.Expr) and not any(isinstance(n, ast.NamedExpr) for n in ast.walk(node))
+
+
+def _reads(node):
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}

@@ -4,7 +4,6 @@
     style.use()
     ax.bar(x, p, color=style.COLORS["target"])
 """
-import matplotlib
 import numpy as np
 
 from ..models.tokens import TOKENS
@@ -38,6 +37,10 @@ RC = {
 
 def use():
     """Apply the course style to every later figure."""
+    # imported here: a module that only reads COLORS (the judge's, through speclab.views.onetoken) loads no
+    # matplotlib (0.25 CPU s of each fresh judge)
+    import matplotlib
+
     matplotlib.rcParams.update(RC)  # pyplot's own rcParams; the judge's fresh process needs no pyplot
 
 
@@ -70,7 +73,7 @@ def paired_bars(ax, series, width=0.8):
 
 def table_heatmap(ax, M, title, cmap="Blues"):
     """A model table as a heat map, with each row's most likely next token outlined."""
-    from matplotlib.patches import Rectangle  # here: the judge, which only calls use(), never loads patches
+    from matplotlib.patches import Rectangle  # here: a module that only reads COLORS loads no matplotlib
 
     M = np.asarray(M)
     ax.imshow(M, cmap=cmap, vmin=0, vmax=1)

@@ -24,7 +24,7 @@ from grading.course import REPO, scratch_course, source_notebook
 from grading.gradebook import cell_scores
 from grading.judge import agent, codec, sync
 from grading.judge.execute import JUDGE_OPTED_OUT, OPT_OUT
-from grading.judge.slicing import course_slice, exercises, lean
+from grading.judge.slicing import course_slice, exercises, lean, read_anywhere
 from speclab.rules.sampling import ScriptedRNG
 from tests.grading.conftest import InProcessKernel, code_cell
 
@@ -375,20 +375,39 @@ def test_the_judge_runs_only_the_imports_a_test_reads():
                                               "from x import *", "style.use()", "P = 1"]
 
 
+def test_a_statement_that_only_styles_the_figures_goes_with_its_import():
+    """`style.use()` reads `style`, which nothing else reads: both are left out (matplotlib is never imported);
+    a bare statement reading only what is kept stays, and what it reads is kept for it."""
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("import numpy as np\nfrom speclab.views import style\nimport os\n"
+                                  "style.use()\nnp.set_printoptions(precision=3)\nos.getpid()\nP = np.ones(2)"),
+        code_cell("assert P.sum() == 2", grade=True, solution=False, grade_id="t")])
+    wanted = read_anywhere(nb, {0})
+    assert {"np", "P"} <= wanted and "style" not in wanted
+    kept = ast.unparse(lean(ast.parse(nb.cells[0].source), wanted)).splitlines()
+    assert kept == ["import numpy as np", "np.set_printoptions(precision=3)", "P = np.ones(2)"], kept
+    # a test that reads `style` keeps it, and the statement that styles with it
+    nb.cells.append(code_cell("assert style", grade=True, solution=False, grade_id="u"))
+    wanted = read_anywhere(nb, {0})
+    kept = ast.unparse(lean(ast.parse(nb.cells[0].source), wanted)).splitlines()
+    assert "from speclab.views import style" in kept and "style.use()" in kept and "os.getpid()" not in kept, kept
+
+
 # a fresh judge of each notebook, run through every course cell its tests need: which heavy modules it loaded
 LOADED = """
 import sys, nbformat
 from grading.judge.judge import Judge
 nb = nbformat.read(sys.argv[1], as_version=4)
 Judge(nb, lambda *a: (None, [], "no kernel")).advance(len(nb.cells))
-print(sorted(m for m in ("matplotlib.pyplot", "ipywidgets", "IPython") if m in sys.modules))
+print(sorted(m for m in ("matplotlib", "ipywidgets", "IPython") if m in sys.modules))
 """
 
 
-@pytest.mark.parametrize("aid", ["02_acceptance_rule", "06_break_even", "09_beyond_one_draft"])
+@pytest.mark.parametrize("aid", ["01_branch_prediction", "02_acceptance_rule", "03_residual", "06_break_even",
+                                 "09_beyond_one_draft"])
 def test_a_fresh_judge_loads_no_pyplot_widgets_or_ipython(aid):
-    """The notebook's first cell imports them for its figures, and no test reads them: the judge, a fresh
-    process per submission, skips those imports (1 to 2 CPU s each)."""
+    """The notebook's first cell imports them for its figures (and styles them), and no test reads them: the
+    judge, a fresh process per submission, skips those imports (1 to 2 CPU s each; matplotlib alone 0.25)."""
     out = subprocess.run([sys.executable, "-c", LOADED, str(source_notebook(aid, REPO))], capture_output=True,
                          text=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
